@@ -94,7 +94,8 @@ def _validate_message(index: int, message: object) -> list[str]:
     elif "tool_calls" in message:
         problems.append(f"{where}: only an assistant message may carry tool_calls")
     elif not has_content:
-        problems.append(f"{where}: a {role} message needs content")
+        article = "an" if role == "assistant" else "a"  # "a user", "an assistant"
+        problems.append(f"{where}: {article} {role} message needs content")
     return problems
 
 
@@ -110,8 +111,17 @@ def validate_conversation(conversation: object) -> list[str]:
     return problems
 
 
-def assert_valid(conversation: object) -> None:
-    """Raise InvalidConversation listing every problem, or return None."""
+def assert_valid(conversation: object, *, pairing: bool = False) -> None:
+    """Raise InvalidConversation listing every problem, or return None.
+
+    pairing=True also checks that every tool result answers a call
+    (``templatestudio.pairing``), once the structure itself is valid.
+    """
     problems = validate_conversation(conversation)
+    if pairing and not problems:
+        # Imported here because the pairing module builds on this one.
+        from templatestudio.pairing import validate_tool_pairing
+
+        problems = [problem.message for problem in validate_tool_pairing(conversation)]
     if problems:
         raise InvalidConversation(problems)

@@ -18,7 +18,8 @@ class SourceView:
         self.source = source
 
     def __repr__(self) -> str:
-        return self.source
+        # Jupyter stores a repr without its final newline; match it exactly.
+        return self.source.rstrip("\n")
 
     def _repr_markdown_(self) -> str:
         return f"```python\n{self.source}```"

@@ -17,7 +17,7 @@ import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Literal, Protocol
 
 from transformers import PreTrainedTokenizerBase
 from transformers.utils import get_json_schema
@@ -128,12 +128,15 @@ def parse_tool_calls(
     text: str,
     *,
     prefix: str,
-    fallback: ToolCallParser | None = None,
+    fallback: ToolCallParser | Literal["auto"] | None = None,
 ) -> list[ParsedToolCall]:
     """The calls in text, read by the model's response template when it has one.
 
     Otherwise the fallback parser you chose for this family reads them, and
     text that still looks like a call raises instead of coming back empty.
+    ``fallback="auto"`` lets ``templatestudio.detect.parser_for`` pick the
+    parser of the format the chat template itself writes, and raises
+    ``NoToolCallFormat`` when the template has none.
     The response template is checked as an attribute, not by catching
     parse_response's AttributeError, so "no template" and "broken output"
     never share a path.
@@ -150,6 +153,11 @@ def parse_tool_calls(
         raise ValueError(
             f"{tokenizer.name_or_path} ships no response template; pass a fallback parser"
         )
+    if fallback == "auto":
+        # Imported here: detect imports this module for ParsedToolCall.
+        from templatestudio.detect import parser_for
+
+        fallback = parser_for(tokenizer)
     calls = fallback.parse(text)
     if not calls and looks_like_tool_call(text):
         raise UnparsedToolCall(

@@ -1,0 +1,153 @@
+"""The fixture corpus of published chat templates, read in place.
+
+The corpus (about seventy templates with provenance and rendered labels) is
+not ours to redistribute, so the project never holds a copy: it lives in
+a folder beside the repository, ``../shared/corpus`` by default, or wherever
+the ``TEMPLATESTUDIO_CORPUS`` environment variable points. Code that needs
+it checks ``corpus_available()`` and says in one line when it is absent.
+
+Expected layout: ``templates/*.jinja``, ``labels.json`` (name -> format,
+renders_tools, call_survives, ...) and ``sources.json`` (a list of
+provenance records with a ``name`` key).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from templatestudio.detect import ChatTemplate, TemplateProbe, probe_template
+
+__all__ = [
+    "CORPUS_ENV",
+    "CorpusMissing",
+    "MALFORMED_RENDERINGS",
+    "ScanRow",
+    "SUPPORTED_LABELS",
+    "corpus_available",
+    "corpus_dir",
+    "corpus_templates",
+    "load_labels",
+    "load_sources",
+    "missing_message",
+    "scan",
+]
+
+CORPUS_ENV = "TEMPLATESTUDIO_CORPUS"
+REPO_ROOT = Path(__file__).resolve().parent.parent
+# The labels that name a format in the registry; every other label
+# ("none", "error", "other:<name>") must probe as no format.
+SUPPORTED_LABELS = ("hermes", "fenced-json", "qwen-xml", "llama3-json", "mistral", "gemma4", "pythonic")
+# Labelled with a supported format, but the template's own rendering of a
+# call is malformed (its labels.json quirks say how), so no parser can read
+# the call back and detection must say None rather than guess.
+MALFORMED_RENDERINGS = {
+    "tool_chat_template_gemma3_pythonic": "no separator between keyword arguments",
+    "tool_chat_template_llama3.2_pythonic": "pythonic string values are not quoted",
+}
+
+
+class CorpusMissing(FileNotFoundError):
+    """The corpus folder, or a file it should hold, is not there."""
+
+
+def corpus_dir() -> Path:
+    """``$TEMPLATESTUDIO_CORPUS``, else ``../shared/corpus`` next to the repository root."""
+    configured = os.environ.get(CORPUS_ENV)
+    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "corpus"
+
+
+def corpus_available() -> bool:
+    return (corpus_dir() / "templates").is_dir()
+
+
+def missing_message() -> str:
+    """The one line shown wherever the corpus is absent."""
+    return (
+        f"template corpus not found at {corpus_dir()} "
+        f"(set {CORPUS_ENV} to a folder holding templates/*.jinja)"
+    )
+
+
+def _require() -> Path:
+    if not corpus_available():
+        raise CorpusMissing(missing_message())
+    return corpus_dir()
+
+
+def corpus_templates() -> list[Path]:
+    """Every template file, sorted by name."""
+    return sorted((_require() / "templates").glob("*.jinja"))
+
+
+def _read_json(name: str):
+    path = _require() / name
+    if not path.is_file():
+        raise CorpusMissing(f"{path} is missing from the template corpus")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def load_labels() -> dict[str, dict]:
+    """labels.json: template name -> its rendered label."""
+    return _read_json("labels.json")
+
+
+def load_sources() -> dict[str, dict]:
+    """sources.json keyed by template name (repository, path, commit, origin, ...)."""
+    return {record["name"]: record for record in _read_json("sources.json")}
+
+
+@dataclass(frozen=True)
+class ScanRow:
+    """One template of a scan: what the probe found and, when labelled, what the label says."""
+
+    name: str
+    probe: TemplateProbe
+    label: str | None
+
+    @property
+    def found(self) -> str:
+        """The format name, "none", or "error" (the label vocabulary)."""
+        if self.probe.error is not None:
+            return "error"
+        return self.probe.format.name if self.probe.format else "none"
+
+    @property
+    def expected(self) -> str | None:
+        """The format detection should find: the label's, when supported and well rendered."""
+        if self.label in SUPPORTED_LABELS and self.name not in MALFORMED_RENDERINGS:
+            return self.label
+        return None
+
+    @property
+    def agrees(self) -> bool | None:
+        """Detection found the expected format, or no format where none is expected; None when unlabelled."""
+        if self.label is None:
+            return None
+        if self.expected is None:
+            return self.probe.format is None
+        return self.found == self.expected
+
+
+def scan(
+    paths: list[Path] | None = None, labels: dict[str, dict] | None = None
+) -> tuple[list[ScanRow], float]:
+    """Probe every template (the corpus by default); rows and the seconds it took.
+
+    Probes of the same template are cached in-process, so the time is the
+    first scan's only when nothing was probed before.
+    """
+    if paths is None:
+        paths = corpus_templates()
+        labels = load_labels() if labels is None else labels
+    labels = labels or {}
+    started = time.perf_counter()
+    rows = []
+    for path in paths:
+        template = ChatTemplate.from_file(path)
+        label = labels.get(template.name, {}).get("format")
+        rows.append(ScanRow(template.name, probe_template(template), label))
+    return rows, time.perf_counter() - started

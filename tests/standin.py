@@ -1,0 +1,316 @@
+"""Tiny stand-ins for Qwen3-0.6B, trained in seconds, so CI can run the live loop.
+
+Qwen3-0.6B's weights are about 1.5 GB and cannot be downloaded where CI
+runs. A stand-in is a real ``Qwen3ForCausalLM`` (the architecture of
+Qwen3-0.6B, shrunk to two small layers) with the real Qwen3 tokenizer and
+chat template, trained from a fixed seed to write scripted replies: for each
+conversation state in a script, the exact raw text the model must write
+after the rendered prompt. The prompts are rendered with the package's own
+``safe_render`` and message builders, the same way ``run_tool_loop``
+renders them, so the stand-in reacts to exactly the prompts the loop sends.
+
+What a stand-in proves: the loop, the rendering, the decoding and the
+parsing work end to end on a model loaded with ``AutoModelForCausalLM``
+from a directory, generating through ``model.generate`` token by token.
+What it does not prove: that Qwen3-0.6B writes these replies. It writes
+them because it was trained to; the real model's behaviour is documented by
+the tutorial and checked only by a real run.
+
+Not handled: prompts outside a script (the stand-in's reply to those is
+arbitrary) and any tokenizer other than Qwen3's.
+
+Run ``python tests/standin.py DIR`` to save the step-13 stand-in to DIR
+and point ``TEMPLATESTUDIO_LIVE_MODEL`` at it to run notebook 13 without
+the real weights.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:  # families, rates and samples live at the repo root
+    sys.path.insert(0, str(ROOT))
+
+from families import FAMILIES  # noqa: E402
+from rates import QUESTION, get_exchange_rate  # noqa: E402
+from samples import QWEN3_CALL  # noqa: E402
+from templatestudio.loop import generate_reply, run_tool_call  # noqa: E402
+from templatestudio.render import load_tokenizer, safe_render  # noqa: E402
+from templatestudio.tools import (  # noqa: E402
+    ParsedToolCall,
+    tool_call_message,
+    tool_result_message,
+    tool_schema,
+)
+
+QWEN3 = FAMILIES["qwen3"]
+END = "<|im_end|>"
+# The answer and the call are the tutorial's documented Qwen3 output; the
+# reasoning is ours (the tutorial cuts it off without showing it).
+ANSWER = "One euro is approximately 162.4 yen."
+THINK_CALL = (
+    "<think>\nThe user wants to know how many yen one euro buys. The get_exchange_rate "
+    "tool gives that with base EUR and quote JPY.\n</think>\n\n"
+)
+THINK_ANSWER = "<think>\nThe tool says one euro buys 162.4 yen.\n</think>\n\n"
+THINK_RECOVER = "<think>\nThat tool does not exist. get_exchange_rate does.\n</think>\n\n"
+THINK_AGAIN = "<think>\nTo be sure, I will also ask for the inverse rate.\n</think>\n\n"
+TOOLS = [get_exchange_rate]
+REGISTRY = {"get_exchange_rate": get_exchange_rate}
+
+
+class StandInTrainingError(RuntimeError):
+    """Training ended without the stand-in reproducing every scripted reply."""
+
+
+def hermes_call(name: str, arguments: dict) -> str:
+    """A call written the way Qwen3 writes it (samples.QWEN3_CALL's layout)."""
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
+
+
+def _after_call(conversation: list[dict], name: str, arguments: dict) -> list[dict]:
+    """conversation plus one call and the result run_tool_call gives for it."""
+    result = run_tool_call(ParsedToolCall(name, arguments), REGISTRY)
+    return [*conversation, tool_call_message(name, arguments), tool_result_message(name, result)]
+
+
+def _scripts() -> dict[str, list[tuple[list[dict], str]]]:
+    eur_jpy = {"base": "EUR", "quote": "JPY"}
+    question = list(QUESTION)
+    after_rate = _after_call(question, "get_exchange_rate", eur_jpy)
+    after_weather = _after_call(question, "get_weather", {"city": "Tokyo"})
+    after_weather_rate = _after_call(after_weather, "get_exchange_rate", eur_jpy)
+    jpy_eur = {"base": "JPY", "quote": "EUR"}
+    after_two = _after_call(after_rate, "get_exchange_rate", jpy_eur)
+    broken = QWEN3_CALL.replace("}}", "}")  # one closing brace short: not JSON
+    rehearsed = (
+        "<think>\nI might write " + hermes_call("get_weather", {"city": "Tokyo"})
+        + " but the rate is known: 162.4.\n</think>\n\n"
+    )
+    return {
+        # step 13 as the tutorial documents it: one call, then the answer
+        "exchange_rate": [
+            (question, THINK_CALL + QWEN3_CALL + END),
+            (after_rate, THINK_ANSWER + ANSWER + END),
+        ],
+        # calls a tool nobody registered, reads the error, recovers
+        "unknown_tool": [
+            (question, THINK_CALL + hermes_call("get_weather", {"city": "Tokyo"}) + END),
+            (after_weather, THINK_RECOVER + QWEN3_CALL + END),
+            (after_weather_rate, THINK_ANSWER + ANSWER + END),
+        ],
+        # a call the parser cannot read
+        "malformed_call": [(question, THINK_CALL + broken + END)],
+        # asks for the inverse rate in a second round before answering
+        "two_rounds": [
+            (question, THINK_CALL + QWEN3_CALL + END),
+            (after_rate, THINK_AGAIN + hermes_call("get_exchange_rate", jpy_eur) + END),
+            (after_two, THINK_ANSWER + ANSWER + END),
+        ],
+        # writes a call inside its reasoning only, then answers
+        "reasoned_call": [(question, rehearsed + ANSWER + END)],
+    }
+
+
+SCRIPTS = _scripts()
+
+
+@dataclass(frozen=True)
+class TrainingReport:
+    script: str
+    steps: int
+    seconds: float
+    final_loss: float
+    reply_tokens: int
+
+
+def _examples(tokenizer, script):
+    """(prompt ids, reply ids) pairs; the reply includes the end-of-turn token."""
+    schemas = [tool_schema(tool) for tool in TOOLS]
+    pairs = []
+    for conversation, reply in script:
+        prompt = safe_render(tokenizer, conversation, tools=schemas)
+        prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
+        reply_ids = tokenizer(reply, add_special_tokens=False)["input_ids"]
+        pairs.append((prompt, prompt_ids, reply_ids))
+    return pairs
+
+
+def _tiny_config():
+    from transformers import AutoConfig
+
+    # Qwen3-0.6B's own config (vocabulary, rope, special ids), shrunk.
+    config = AutoConfig.from_pretrained(QWEN3)
+    config.update(
+        {
+            "hidden_size": 64,
+            "intermediate_size": 128,
+            "num_hidden_layers": 2,
+            "max_window_layers": 2,
+            "num_attention_heads": 4,
+            "num_key_value_heads": 2,
+            "head_dim": 16,
+            "tie_word_embeddings": True,
+        }
+    )
+    if hasattr(config, "layer_types"):
+        config.layer_types = ["full_attention"] * config.num_hidden_layers
+    config.dtype = "float32"
+    return config
+
+
+def _training_batch(examples):
+    """Right-padded ids, plus (row, position, target) for every reply token."""
+    import torch
+
+    length = max(len(prompt_ids) + len(reply_ids) for _, prompt_ids, reply_ids in examples)
+    batch = torch.zeros((len(examples), length), dtype=torch.long)
+    rows, positions, targets = [], [], []
+    for row, (_prompt, prompt_ids, reply_ids) in enumerate(examples):
+        sequence = prompt_ids + reply_ids
+        batch[row, : len(sequence)] = torch.tensor(sequence)
+        for offset, token_id in enumerate(reply_ids):
+            rows.append(row)
+            positions.append(len(prompt_ids) + offset - 1)  # the position that predicts it
+            targets.append(token_id)
+    return batch, torch.tensor(rows), torch.tensor(positions), torch.tensor(targets)
+
+
+def train_standin(
+    script_name: str,
+    out_dir: str | Path,
+    *,
+    seed: int = 0,
+    threads: int = 1,
+    max_steps: int = 600,
+    learning_rate: float = 3e-2,
+    min_margin: float = 2.0,
+    random_negatives: int = 2048,
+) -> TrainingReport:
+    """Train the stand-in for SCRIPTS[script_name] and save it to out_dir.
+
+    Deterministic for a given seed and thread count. How it stays cheap:
+    the 151,936-row embedding, tied to the output projection, is frozen at a
+    random initialisation and only the two layers and the norms learn
+    (about 74,000 numbers). The loss is a softmax over candidate tokens:
+    every token of the script's prompts and replies, random_negatives more,
+    and every token that ever comes within min_margin of a target on the
+    full vocabulary. Training ends only when every reply token beats the
+    whole vocabulary by min_margin logits, and greedy generation is then
+    checked against every scripted reply: a mismatch raises
+    StandInTrainingError instead of saving a stand-in that does not do what
+    its script says. One thread by default: on a shared two-core machine
+    two threads mostly wait for each other (measured three times slower).
+    """
+    import torch
+    from transformers import GenerationConfig, Qwen3ForCausalLM
+
+    script = SCRIPTS[script_name]
+    previous_threads = torch.get_num_threads()
+    previous_deterministic = torch.are_deterministic_algorithms_enabled()
+    torch.set_num_threads(threads)
+    torch.use_deterministic_algorithms(True)
+    started = time.perf_counter()
+    try:
+        tokenizer = load_tokenizer(QWEN3)
+        examples = _examples(tokenizer, script)
+        torch.manual_seed(seed)
+        model = Qwen3ForCausalLM(_tiny_config())
+        embedding = model.get_input_embeddings().weight
+        with torch.no_grad():
+            # Wide enough that logits can separate tokens without training it.
+            embedding.normal_(0.0, 0.5)
+        embedding.requires_grad_(False)
+        batch, rows, positions, targets = _training_batch(examples)
+        candidates = {int(t) for t in batch.flatten()} | set(targets.tolist())
+        negatives = torch.randint(0, embedding.shape[0], (random_negatives,))
+        candidates |= set(negatives.tolist())
+        trainable = [p for p in model.parameters() if p.requires_grad]
+        optimizer = torch.optim.Adam(trainable, lr=learning_rate)
+        model.train()
+        steps, loss_value, converged = 0, float("nan"), False
+        while steps < max_steps:
+            ordered = sorted(candidates)
+            column = {token_id: index for index, token_id in enumerate(ordered)}
+            candidate_targets = torch.tensor([column[t] for t in targets.tolist()])
+            # Right padding needs no mask: a causal model never looks ahead.
+            hidden = model.model(input_ids=batch).last_hidden_state[rows, positions]
+            logits = hidden @ embedding[torch.tensor(ordered)].T
+            loss = torch.nn.functional.cross_entropy(logits, candidate_targets)
+            loss_value = loss.item()
+            if _margin(logits, candidate_targets) >= min_margin:
+                with torch.no_grad():
+                    close = _close_rivals(model.lm_head(hidden), targets, min_margin)
+                if not close:
+                    converged = True
+                    break
+                candidates |= close
+                continue
+            optimizer.zero_grad()
+            loss.backward()
+            optimizer.step()
+            steps += 1
+        model.eval()
+        model.generation_config = GenerationConfig.from_pretrained(QWEN3)
+        for (prompt, _ids, reply_ids), (_conversation, reply) in zip(examples, script):
+            written = generate_reply(model, tokenizer, prompt, max_new_tokens=len(reply_ids) + 8)
+            if not converged or written != reply.removesuffix(END):
+                raise StandInTrainingError(
+                    f"stand-in {script_name!r} after {steps} steps (loss {loss_value:.4f}) "
+                    f"wrote {written!r}, script says {reply!r}"
+                )
+        out = Path(out_dir)
+        model.save_pretrained(out)
+        tokenizer.save_pretrained(out)
+    finally:
+        torch.set_num_threads(previous_threads)
+        torch.use_deterministic_algorithms(previous_deterministic)
+    return TrainingReport(
+        script=script_name,
+        steps=steps,
+        seconds=time.perf_counter() - started,
+        final_loss=loss_value,
+        reply_tokens=len(targets),
+    )
+
+
+def _margin(logits, targets) -> float:
+    """Smallest lead of a target logit over the best other logit (<0: wrong)."""
+    import torch
+
+    with torch.no_grad():
+        rivals = logits.scatter(1, targets[:, None], float("-inf")).max(dim=1).values
+        return (logits.gather(1, targets[:, None]).squeeze(1) - rivals).min().item()
+
+
+def _close_rivals(logits, targets, margin: float) -> set[int]:
+    """Token ids that come within margin of some target logit."""
+    import torch
+
+    close = logits > logits.gather(1, targets[:, None]) - margin
+    close[torch.arange(len(targets)), targets] = False
+    return set(close.nonzero()[:, 1].tolist())
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Train a Qwen3 stand-in and save it.")
+    parser.add_argument("out_dir", type=Path)
+    parser.add_argument("--script", choices=sorted(SCRIPTS), default="exchange_rate")
+    args = parser.parse_args(argv)
+    report = train_standin(args.script, args.out_dir)
+    print(
+        f"{report.script}: {report.steps} steps, {report.seconds:.1f} s, "
+        f"loss {report.final_loss:.4f}, saved to {args.out_dir}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
