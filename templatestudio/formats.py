@@ -22,6 +22,7 @@ written inside reasoning is still found by the scanning formats.
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from dataclasses import dataclass, field
@@ -201,26 +202,31 @@ class QwenXMLParser(_SpanParser):
 
     Values are the text between the tags with one leading and one trailing
     newline removed, exactly as Qwen3-Coder's template writes them; they are
-    not typed here. A repeated parameter name makes the block not a call.
-    Text before the call (a ``<think>`` block, a sentence) is the caller's.
+    not typed here. A value ends at the first ``</parameter>``, a call at the
+    first ``</tool_call>``. A repeated parameter name makes the block not a
+    call. Text before the call (a ``<think>`` block, a sentence) is the
+    caller's.
     """
 
     _function = re.compile(r"\s*<function=([^<>\n]+)>")
-    _parameter = re.compile(r"\s*<parameter=([^<>\n]+)>(.*?)</parameter>", re.DOTALL)
+    _parameter = re.compile(r"\s*<parameter=([^<>\n]+)>")
     _close = re.compile(r"\s*</function>\s*")
 
     def scan(self, text: str) -> list[CallSpan]:
+        if "<tool_call>" not in text:
+            return []
+        # Every closer's position, found once: openers that share a closer
+        # then cost a lookup each, not a rescan, so a flood of openers stays linear.
+        call_ends = _positions(text, "</tool_call>")
+        value_ends = _positions(text, "</parameter>")
         spans: list[CallSpan] = []
-        start, close = text.find("<tool_call>"), -1
+        start = text.find("<tool_call>")
         while start != -1:
             body_start = start + len("<tool_call>")
-            # Every opener before the same closer shares it: search once, so
-            # a run of repeated openers stays linear.
-            if close < body_start:
-                close = text.find("</tool_call>", body_start)
-                if close == -1:
-                    break
-            call = self._read_body(text, body_start, close)
+            close = _next_position(call_ends, body_start)
+            if close == -1:
+                break
+            call = self._read_body(text, body_start, close, value_ends)
             if call is not None:
                 spans.append(CallSpan(call, start, close + len("</tool_call>")))
                 start = text.find("<tool_call>", close)
@@ -228,22 +234,37 @@ class QwenXMLParser(_SpanParser):
                 start = text.find("<tool_call>", start + 1)
         return spans
 
-    def _read_body(self, text: str, start: int, end: int) -> ParsedToolCall | None:
+    def _read_body(self, text: str, start: int, end: int, value_ends: list[int]) -> ParsedToolCall | None:
         head = self._function.match(text, start, end)
         if head is None:
             return None
         arguments: dict[str, str] = {}
         position = head.end()
         while (parameter := self._parameter.match(text, position, end)) is not None:
-            key, value = parameter.group(1), parameter.group(2)
-            if key in arguments:
+            key = parameter.group(1)
+            value_end = _next_position(value_ends, parameter.end())
+            if key in arguments or value_end == -1 or value_end >= end:
                 return None
-            arguments[key] = _strip_one_newline(value)
-            position = parameter.end()
+            arguments[key] = _strip_one_newline(text[parameter.end() : value_end])
+            position = value_end + len("</parameter>")
         tail = self._close.match(text, position, end)
         if tail is None or tail.end() != end:
             return None
         return ParsedToolCall(head.group(1), arguments)
+
+
+def _positions(text: str, literal: str) -> list[int]:
+    found, at = [], text.find(literal)
+    while at != -1:
+        found.append(at)
+        at = text.find(literal, at + len(literal))
+    return found
+
+
+def _next_position(positions: list[int], start: int) -> int:
+    """The first position at or after start, or -1."""
+    index = bisect.bisect_left(positions, start)
+    return positions[index] if index < len(positions) else -1
 
 
 def _strip_one_newline(value: str) -> str:

@@ -103,12 +103,14 @@ def generate_reply(
     """
     config = model.generation_config
     stop_ids = stop_token_ids(tokenizer, config.eos_token_id)
-    inputs = tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
+    encoded = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)
+    input_ids = encoded["input_ids"].to(model.device)
     pad_token_id = config.pad_token_id
     if pad_token_id is None:
         pad_token_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else stop_ids[0]
     output = model.generate(
-        **inputs,
+        input_ids=input_ids,
+        attention_mask=encoded["attention_mask"].to(model.device),
         max_new_tokens=max_new_tokens,
         do_sample=False,
         temperature=None,
@@ -117,7 +119,7 @@ def generate_reply(
         eos_token_id=stop_ids,
         pad_token_id=pad_token_id,
     )
-    new_ids = output[0][inputs["input_ids"].shape[1] :].tolist()
+    new_ids = output[0][input_ids.shape[1] :].tolist()
     return decode_reply(tokenizer, new_ids, stop_ids)
 
 
@@ -135,22 +137,6 @@ def split_thinking(text: str) -> tuple[str, str]:
     if stripped.startswith(THINK_OPEN):
         return stripped.removeprefix(THINK_OPEN).strip(), ""
     return "", stripped
-
-
-class ToolLoopLimit(RuntimeError):
-    """The model still asked for tools after max_rounds rounds of them.
-
-    ``call`` is the call that would have started the next round and
-    ``transcript`` everything up to it.
-    """
-
-    def __init__(self, max_rounds: int, call: ParsedToolCall, transcript: Transcript) -> None:
-        self.call = call
-        self.transcript = transcript
-        super().__init__(
-            f"the model still calls tools after {max_rounds} round(s); "
-            f"last call: {call.name} {call.arguments}"
-        )
 
 
 @dataclass
@@ -172,12 +158,28 @@ class Transcript:
 
     @property
     def calls(self) -> list[dict]:
-        """Every tool call the loop ran, as the function dicts of the messages."""
+        """Every call in messages (the caller's history too), as function dicts."""
         return [
             call["function"]
             for message in self.messages
             for call in message.get("tool_calls", [])
         ]
+
+
+class ToolLoopLimit(RuntimeError):
+    """The model still asked for tools after max_rounds rounds of them.
+
+    ``call`` is the call that would have started the next round and
+    ``transcript`` everything up to it.
+    """
+
+    def __init__(self, max_rounds: int, call: ParsedToolCall, transcript: Transcript) -> None:
+        self.call = call
+        self.transcript = transcript
+        super().__init__(
+            f"the model still calls tools after {max_rounds} round(s); "
+            f"last call: {call.name} {call.arguments}"
+        )
 
 
 def run_tool_call(call: ParsedToolCall, registry: dict[str, Callable[..., object]]) -> str:

@@ -6,13 +6,16 @@ model's authors shipped decides the wire format, never code in this package.
 
 from __future__ import annotations
 
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
+from transformers import PreTrainedTokenizerBase
 
 from templatestudio.messages import Conversation, assert_valid
 
 
 def load_tokenizer(model_id: str) -> PreTrainedTokenizerBase:
     """Load a tokenizer together with the chat template it ships with."""
+    # Imported on use: AutoTokenizer pulls in torch, which `check` never needs.
+    from transformers import AutoTokenizer
+
     return AutoTokenizer.from_pretrained(model_id)
 
 

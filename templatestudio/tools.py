@@ -136,7 +136,10 @@ def parse_tool_calls(
     text that still looks like a call raises instead of coming back empty.
     ``fallback="auto"`` lets ``templatestudio.detect.parser_for`` pick the
     parser of the format the chat template itself writes, and raises
-    ``NoToolCallFormat`` when the template has none.
+    ``NoToolCallFormat`` when the template has none. A strict parser from
+    ``templatestudio.formats`` (or a ``Format``) is held to more than the
+    crude check: any call marker of any known format that its parse did not
+    consume raises ``UnparsedToolCall`` naming the marker and its offset.
     The response template is checked as an attribute, not by catching
     parse_response's AttributeError, so "no template" and "broken output"
     never share a path.
@@ -158,6 +161,17 @@ def parse_tool_calls(
         from templatestudio.detect import parser_for
 
         fallback = parser_for(tokenizer)
+    reader = fallback
+    if hasattr(fallback, "parser") and hasattr(fallback, "markers"):
+        fallback = fallback.parser  # a registry Format: its strict parser does the reading
+    if hasattr(fallback, "scan"):
+        # A strict parser reports what it consumed, so every call marker of
+        # every known format must sit inside a parsed call.
+        from templatestudio.leaks import assert_no_unparsed_markers
+
+        spans = fallback.scan(text)
+        assert_no_unparsed_markers(text, spans, reader)
+        return [span.call for span in spans]
     calls = fallback.parse(text)
     if not calls and looks_like_tool_call(text):
         raise UnparsedToolCall(

@@ -42,48 +42,22 @@ def gemma4(tokenizers):
 
 # --- live tool loop (notebook 13, tests/test_loop.py) ---------------------
 # Qwen3-0.6B's weights are not available in CI, so notebook 13 runs against a
-# tiny trained stand-in (tests/standin.py). Each stand-in is trained at most
-# once per session, into a temporary directory removed at the end.
-LIVE_MODEL_VARIABLE = "TEMPLATESTUDIO_LIVE_MODEL"
-LIVE_NOTEBOOK = "13_live_tool_loop.ipynb"
-_standin_dirs: dict[str, Path] = {}
-_standin_root: list[Path] = []
+# tiny trained stand-in; tests/standin.py trains each stand-in at most once
+# per session. notebooks/conftest.py registers the same hook for runs that
+# collect only the notebooks.
 
 
-def trained_standin(script: str, config: pytest.Config | None = None) -> Path:
-    """The directory of the stand-in trained on standin.SCRIPTS[script]."""
-    if script not in _standin_dirs:
-        import tempfile
-
-        from standin import train_standin
-
-        if not _standin_root:
-            _standin_root.append(Path(tempfile.mkdtemp(prefix="templatestudio-standin-")))
-        report = train_standin(script, _standin_root[0] / script)
-        _standin_dirs[script] = _standin_root[0] / script
-        reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
-        if reporter is not None:
-            reporter.write_line(
-                f"stand-in {script!r}: trained in {report.seconds:.1f} s ({report.steps} steps)"
-            )
-    return _standin_dirs[script]
-
-
+@pytest.hookimpl(trylast=True)  # after -k/-m deselection: train only if the notebook runs
 def pytest_collection_modifyitems(session, config, items):
-    # nbval starts a notebook's kernel when its first cell runs, after
-    # collection, and the kernel inherits os.environ: setting the variable
-    # here is early enough. A model named by the user is never replaced.
-    if os.environ.get(LIVE_MODEL_VARIABLE):
-        return
-    if any(item.path.name == LIVE_NOTEBOOK for item in items):
-        os.environ[LIVE_MODEL_VARIABLE] = str(trained_standin("exchange_rate", config))
+    from standin import point_live_model_at_standin
+
+    point_live_model_at_standin(config, items)
 
 
 def pytest_unconfigure(config):
-    import shutil
+    from standin import remove_trained_standins
 
-    for root in _standin_root:
-        shutil.rmtree(root, ignore_errors=True)
+    remove_trained_standins()
 
 
 @pytest.fixture(scope="session")
@@ -91,6 +65,7 @@ def standin(pytestconfig):
     """load(script) -> (model, tokenizer) of a trained stand-in, loaded once."""
     from transformers import AutoModelForCausalLM
 
+    from standin import trained_standin
     from templatestudio.render import load_tokenizer
 
     loaded: dict[str, tuple] = {}
@@ -102,3 +77,36 @@ def standin(pytestconfig):
         return loaded[script]
 
     return load
+
+
+# --- property tests (tests/test_roundtrip_property.py, tests/test_fuzz.py) --------
+# One hypothesis profile for the suite: no per-example deadline (a shared CI
+# machine makes timings noisy; tests/test_regex_worst_case.py times what must
+# be fast), no example database written into the repository, and the blob to
+# reproduce a failure printed with it. `--deep` raises the round-trip
+# property test from the CI setting to the hand-run setting.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile(
+    "templatestudio", deadline=None, database=None, print_blob=True
+)
+_hypothesis_settings.load_profile("templatestudio")
+
+ROUND_TRIP_EXAMPLES = 2_000  # per format, every CI run
+ROUND_TRIP_EXAMPLES_DEEP = 50_000  # per format, with --deep, run by hand
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--deep",
+        action="store_true",
+        default=False,
+        help=f"round-trip property test with {ROUND_TRIP_EXAMPLES_DEEP:,} examples per format "
+        f"instead of {ROUND_TRIP_EXAMPLES:,} (takes a long time; run by hand)",
+    )
+
+
+@pytest.fixture(scope="session")
+def round_trip_examples(pytestconfig) -> int:
+    """Examples per format for the round-trip property test."""
+    return ROUND_TRIP_EXAMPLES_DEEP if pytestconfig.getoption("--deep") else ROUND_TRIP_EXAMPLES

@@ -130,7 +130,7 @@ class TrainingReport:
 
 
 def _examples(tokenizer, script):
-    """(prompt ids, reply ids) pairs; the reply includes the end-of-turn token."""
+    """(prompt, prompt ids, reply ids) per turn; reply ids end with <|im_end|>."""
     schemas = [tool_schema(tool) for tool in TOOLS]
     pairs = []
     for conversation, reply in script:
@@ -209,6 +209,7 @@ def train_standin(
     """
     import torch
     from transformers import GenerationConfig, Qwen3ForCausalLM
+    from transformers.utils import logging as transformers_logging
 
     script = SCRIPTS[script_name]
     previous_threads = torch.get_num_threads()
@@ -265,8 +266,14 @@ def train_standin(
                     f"wrote {written!r}, script says {reply!r}"
                 )
         out = Path(out_dir)
-        model.save_pretrained(out)
-        tokenizer.save_pretrained(out)
+        bars_were_on = transformers_logging.is_progress_bar_enabled()
+        transformers_logging.disable_progress_bar()  # a bar on stderr per save is noise in CI
+        try:
+            model.save_pretrained(out)
+            tokenizer.save_pretrained(out)
+        finally:
+            if bars_were_on:
+                transformers_logging.enable_progress_bar()
     finally:
         torch.set_num_threads(previous_threads)
         torch.use_deterministic_algorithms(previous_deterministic)
@@ -295,6 +302,61 @@ def _close_rivals(logits, targets, margin: float) -> set[int]:
     close = logits > logits.gather(1, targets[:, None]) - margin
     close[torch.arange(len(targets)), targets] = False
     return set(close.nonzero()[:, 1].tolist())
+
+
+LIVE_MODEL_VARIABLE = "TEMPLATESTUDIO_LIVE_MODEL"
+LIVE_NOTEBOOK = "13_live_tool_loop.ipynb"
+_trained: dict[str, Path] = {}
+_session_root: list[Path] = []
+
+
+def trained_standin(script_name: str, config=None) -> Path:
+    """The directory of the stand-in for script_name, trained once per process.
+
+    Stand-ins go to one temporary directory that remove_trained_standins
+    deletes. With a pytest config, the training time is reported on the
+    terminal.
+    """
+    if script_name not in _trained:
+        import tempfile
+
+        if not _session_root:
+            _session_root.append(Path(tempfile.mkdtemp(prefix="templatestudio-standin-")))
+        folder = _session_root[0] / f"qwen3-standin-{script_name}"
+        report = train_standin(script_name, folder)
+        _trained[script_name] = folder
+        reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+        if reporter is not None:
+            reporter.write_line(
+                f"stand-in {script_name!r}: trained in {report.seconds:.1f} s "
+                f"({report.steps} steps, {report.reply_tokens} reply tokens)"
+            )
+    return _trained[script_name]
+
+
+def remove_trained_standins() -> None:
+    import shutil
+
+    for root in _session_root:
+        shutil.rmtree(root, ignore_errors=True)
+    _session_root.clear()
+    _trained.clear()
+
+
+def point_live_model_at_standin(config, items) -> None:
+    """Set TEMPLATESTUDIO_LIVE_MODEL to the trained stand-in if notebook 13 will run.
+
+    nbval starts a notebook's kernel when the notebook's first cell runs,
+    after collection, and the kernel inherits os.environ: setting the
+    variable at the end of collection is early enough. A model the user
+    named is never replaced.
+    """
+    import os
+
+    if os.environ.get(LIVE_MODEL_VARIABLE):
+        return
+    if any(item.path.name == LIVE_NOTEBOOK for item in items):
+        os.environ[LIVE_MODEL_VARIABLE] = str(trained_standin("exchange_rate", config))
 
 
 def main(argv: list[str] | None = None) -> int:

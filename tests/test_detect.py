@@ -305,9 +305,19 @@ def test_parse_tool_calls_auto(qwen3, gemma4, tokenizers):
     eur_jpy = [ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
     prompt = render(qwen3, QUESTION)
     assert parse_tool_calls(qwen3, QWEN3_CALL, prefix=prompt, fallback="auto") == eur_jpy
-    leak = "^StrictHermesParser found no call in text that looks like one$"
+    # A strict parser is held to the marker check, which names what it saw and where.
+    leak = (
+        "^StrictHermesParser left a tool call unread: '```json' at offset 0 "
+        "opens a call in the fenced-json format$"
+    )
     with pytest.raises(UnparsedToolCall, match=leak):
         parse_tool_calls(qwen3, FENCED_CALL, prefix=prompt, fallback="auto")
+    hermes = FORMATS["hermes"]
+    with pytest.raises(UnparsedToolCall, match="^the hermes format left a tool call unread"):
+        parse_tool_calls(qwen3, GEMMA4_CALL, prefix=prompt, fallback=hermes)
+    mixed = QWEN3_CALL + "\n" + GEMMA4_CALL  # one call read, one left behind
+    with pytest.raises(UnparsedToolCall, match="'<\\|tool_call>' at offset 101 opens a call in the gemma4"):
+        parse_tool_calls(qwen3, mixed, prefix=prompt, fallback=hermes)
     gemma4_prompt = render(gemma4, QUESTION)
     assert parse_tool_calls(gemma4, GEMMA4_CALL, prefix=gemma4_prompt, fallback="auto") == eur_jpy
     with pytest.raises(NoToolCallFormat):
