@@ -1,9 +1,9 @@
 """A live tool loop: generate, parse, run the tools, send the results back.
 
 ``run_tool_loop`` drives a real model through as many tool rounds as it
-asks for, with the pieces the course built: ``safe_render`` with tools,
-``parse_tool_calls``, and the step-4 message builders. Three things make it
-safe on every family, not only Qwen3:
+asks for, with the pieces the course built: ``safe_render`` with tools and
+``parse_tool_calls``, plus ``dispatch``, the pairing check and the parallel
+call turn. What makes it safe on every family, not only Qwen3:
 
 - ``generate_reply`` keeps special tokens, because several families write
   their call markers as special tokens (Gemma 4's ``<|tool_call>``,
@@ -11,33 +11,51 @@ safe on every family, not only Qwen3:
   text at the end-of-turn token instead of deleting every special token.
 - ``split_thinking`` separates Qwen3's ``<think>`` block, and only the text
   after it is parsed: a call the model rehearses while thinking never runs.
-- A tool the model names but nobody registered, or a tool that raises,
-  becomes a result message the model reads, not an exception in the host.
+- Every call goes through ``dispatch``: arguments are typed by the tool's
+  schema (``"10"`` becomes 10 for an integer), and an unknown tool, a bad
+  argument or a tool that raises becomes an ``error: ...`` result the model
+  reads, not an exception in the host.
+- ``run_tool_round`` writes each round in the shape the template accepts:
+  all calls of a reply in one assistant turn when ``supports_parallel_calls``
+  says both calls of its probe survive, one turn per call otherwise (Llama
+  3.1 refuses two calls in a turn). Calls get ids ``call00001``, ... that
+  are unique in the conversation, and results follow in call order.
+- Before every render the history must pass ``validate_tool_pairing`` with
+  no call left open; where the template prints no ids, results must also
+  follow call order, since position is all the model sees. A caller's
+  history with an orphaned or misplaced result raises
+  ``InvalidConversation`` before anything is generated.
 
 Not handled here: sampling (decoding is greedy, so a run repeats on one
 machine), reasoning formats other than ``<think>…</think>`` (Gemma 4's
-thought channel stays in the reply), calls that need ids to pair results
-with calls, and streaming. A reply cut off by ``max_new_tokens`` is parsed
-as it stands, so a half-written call surfaces as ``UnparsedToolCall``.
+thought channel stays in the reply), running calls concurrently (the calls
+of one reply run one after another, in order), and streaming. A reply cut
+off by ``max_new_tokens`` is parsed as it stands, so a half-written call
+surfaces as ``UnparsedToolCall``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from jinja2 import TemplateError
 from transformers import PreTrainedTokenizerBase
 
-from templatestudio.messages import Conversation
-from templatestudio.render import safe_render
-from templatestudio.tools import (
-    ParsedToolCall,
-    ToolCallParser,
-    parse_tool_calls,
-    tool_call_message,
-    tool_result_message,
-    tool_schema,
+from templatestudio.dispatch import Tool, ToolOutcome, dispatch
+from templatestudio.messages import Conversation, InvalidConversation
+from templatestudio.pairing import validate_tool_pairing
+from templatestudio.parallel import (
+    ID_DIGITS,
+    ID_PREFIX,
+    PROBE_CALLS,
+    parallel_tool_call_message,
+    result_for_call,
+    supports_parallel_calls,
 )
+from templatestudio.render import render, safe_render
+from templatestudio.tools import ParsedToolCall, ToolCallParser, parse_tool_calls, tool_schema
 
 # Tokens that close an assistant turn in the families this course meets. Only
 # those a tokenizer registers as special count: Gemma's vocabulary also has a
@@ -182,29 +200,11 @@ class ToolLoopLimit(RuntimeError):
         )
 
 
-def run_tool_call(call: ParsedToolCall, registry: dict[str, Callable[..., object]]) -> str:
-    """Run one parsed call and return the result text the model will read.
-
-    An unknown tool name or an exception inside the tool becomes an error
-    text starting with "error:", because the model can recover from a
-    result it can read and cannot from a crashed host. Arguments are passed
-    as written; checking them against the schema is not done here.
-    """
-    tool = registry.get(call.name)
-    if tool is None:
-        available = ", ".join(sorted(registry))
-        return f"error: unknown tool {call.name!r}; available: {available}"
-    try:
-        return str(tool(**call.arguments))
-    except Exception as error:  # noqa: BLE001 - any failure is reported to the model
-        return f"error: {call.name} raised {type(error).__name__}: {error}"
-
-
 def run_tool_loop(
     model,
     tokenizer: PreTrainedTokenizerBase,
     conversation: Conversation,
-    tools: list[Callable[..., object]],
+    tools: list[Tool],
     *,
     fallback: ToolCallParser | None = None,
     max_rounds: int = 4,
@@ -213,22 +213,30 @@ def run_tool_loop(
     """Let the model call tools until it answers, and return the transcript.
 
     tools are plain Python functions; their schemas come from
-    ``tool_schema``. Each round renders with ``safe_render(..., tools=...)``,
-    generates, and parses the reply after any <think> block with
-    ``parse_tool_calls(..., fallback=fallback)``. Every call in a reply runs
-    in order, each appended as a call message followed by its result. A
-    reply without calls is the answer and ends the loop.
+    ``tool_schema``. Each round checks the history's pairing, renders with
+    ``safe_render(..., tools=...)``, generates, and parses the reply after
+    any <think> block with ``parse_tool_calls(..., fallback=fallback)``.
+    The calls of a reply then go through ``run_tool_round``: each runs via
+    ``dispatch``, in order, and the calls and their results are appended in
+    the shape this template accepts. A reply without calls is the answer
+    and ends the loop.
 
-    Raises ``UnparsedToolCall`` when a reply looks like a call that the
-    parser cannot read (a leaked call is never returned as an answer), and
-    ``ToolLoopLimit`` when the model asks for a round after max_rounds.
-    The caller's conversation list is not modified.
+    Raises ``InvalidConversation`` when the caller's conversation is
+    malformed or a tool result in it answers no call, is out of call order
+    on a template without ids, or a call is left without its result (checked
+    before the first generation); ``UnparsedToolCall`` when a reply looks
+    like a call that the parser cannot read (a leaked call is never returned
+    as an answer); and ``ToolLoopLimit`` when the model asks for a round
+    after max_rounds. The caller's conversation list is not modified.
     """
     schemas = [tool_schema(tool) for tool in tools]
-    registry = {schema["function"]["name"]: tool for schema, tool in zip(schemas, tools)}
     transcript = Transcript(messages=list(conversation))
+    strict_order = not template_shows_call_ids(tokenizer)
+    # Templates that refuse two calls in one turn (Llama 3.1) get one turn per call.
+    one_turn = supports_parallel_calls(tokenizer).supported
     rounds = 0
     while True:
+        _check_pairing(transcript.messages, strict_order=strict_order)
         prompt = safe_render(tokenizer, transcript.messages, tools=schemas)
         raw = generate_reply(model, tokenizer, prompt, max_new_tokens=max_new_tokens)
         transcript.replies.append(raw)
@@ -240,7 +248,76 @@ def run_tool_loop(
         if rounds == max_rounds:
             raise ToolLoopLimit(max_rounds, calls[-1], transcript)
         rounds += 1
-        for call in calls:
-            transcript.messages.append(tool_call_message(call.name, call.arguments))
-            result = run_tool_call(call, registry)
-            transcript.messages.append(tool_result_message(call.name, result))
+        run_tool_round(transcript.messages, calls, tools, one_turn=one_turn)
+
+
+def run_tool_round(
+    messages: Conversation, calls: list[ParsedToolCall], tools: list[Tool], *, one_turn: bool
+) -> list[ToolOutcome]:
+    """Run calls through ``dispatch`` and append them and their results to messages.
+
+    With one_turn every call goes into one assistant turn, followed by one
+    result per call in call order; without it each call gets its own turn,
+    followed by its result, for templates that refuse several calls in a
+    turn (``supports_parallel_calls(tokenizer).supported`` is the flag
+    ``run_tool_loop`` passes). The history carries the arguments the tools
+    ran with (typed by their schema) and ids ``call00001``, ``call00002``,
+    ... numbered on from the highest such id already in messages, so an id
+    never repeats. Calls run in order, all of them, even after one fails.
+    Returns the outcomes in call order; messages is modified in place.
+    """
+    outcomes = [dispatch(call, tools) for call in calls]
+    groups = [outcomes] if one_turn else [[outcome] for outcome in outcomes]
+    for group in groups:
+        _append_turn(messages, group)
+    return outcomes
+
+
+def template_shows_call_ids(tokenizer: PreTrainedTokenizerBase) -> bool:
+    """Whether the template prints a call's id into the prompt (Mistral's does, Qwen3's not).
+
+    Renders one call with a generated id and its result; a template that
+    raises on it counts as showing no ids, the cautious answer, because
+    then results are also held to call order.
+    """
+    turn = parallel_tool_call_message(PROBE_CALLS[:1])
+    conversation = [
+        {"role": "user", "content": "Use the tool."},
+        turn,
+        result_for_call(turn["tool_calls"][0], "done"),
+    ]
+    try:
+        text = render(tokenizer, conversation, add_generation_prompt=False)
+    except TemplateError:
+        return False
+    return turn["tool_calls"][0]["id"] in text
+
+
+def _check_pairing(messages: Conversation, *, strict_order: bool) -> None:
+    """Refuse to render a history in which a result does not answer its call."""
+    problems = validate_tool_pairing(messages, strict_order=strict_order, allow_pending=False)
+    if problems:
+        raise InvalidConversation([problem.message for problem in problems])
+
+
+_GENERATED_ID = re.compile(rf"{re.escape(ID_PREFIX)}(\d{{{ID_DIGITS}}})")
+
+
+def _next_call_number(messages: Conversation) -> int:
+    """One past the highest ``callNNNNN`` id in messages (1 when there is none)."""
+    numbers = [
+        int(match.group(1))
+        for message in messages
+        for call in message.get("tool_calls", [])
+        if isinstance(call.get("id"), str) and (match := _GENERATED_ID.fullmatch(call["id"]))
+    ]
+    return max(numbers, default=0) + 1
+
+
+def _append_turn(messages: Conversation, outcomes: list[ToolOutcome]) -> None:
+    """One assistant turn making these calls, then one result per call in call order."""
+    calls = [{"name": outcome.name, "arguments": outcome.arguments} for outcome in outcomes]
+    turn = parallel_tool_call_message(calls, first_id=_next_call_number(messages))
+    messages.append(turn)
+    for wire_call, outcome in zip(turn["tool_calls"], outcomes):
+        messages.append(result_for_call(wire_call, outcome.content))

@@ -5,9 +5,11 @@ runs. A stand-in is a real ``Qwen3ForCausalLM`` (the architecture of
 Qwen3-0.6B, shrunk to two small layers) with the real Qwen3 tokenizer and
 chat template, trained from a fixed seed to write scripted replies: for each
 conversation state in a script, the exact raw text the model must write
-after the rendered prompt. The prompts are rendered with the package's own
-``safe_render`` and message builders, the same way ``run_tool_loop``
-renders them, so the stand-in reacts to exactly the prompts the loop sends.
+after the rendered prompt. The conversations are built with the loop's own
+``run_tool_round`` (``dispatch``, call ids, the parallel-or-not grouping
+the loop picks for Qwen3's template) and rendered with ``safe_render`` as
+``run_tool_loop`` renders them, so the stand-in is trained on exactly the
+prompts the loop sends, and a change to the loop changes the training too.
 
 What a stand-in proves: the loop, the rendering, the decoding and the
 parsing work end to end on a model loaded with ``AutoModelForCausalLM``
@@ -26,6 +28,8 @@ the real weights.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import sys
 import time
@@ -39,14 +43,10 @@ if str(ROOT) not in sys.path:  # families, rates and samples live at the repo ro
 from families import FAMILIES  # noqa: E402
 from rates import QUESTION, get_exchange_rate  # noqa: E402
 from samples import QWEN3_CALL  # noqa: E402
-from templatestudio.loop import generate_reply, run_tool_call  # noqa: E402
+from templatestudio.loop import generate_reply, run_tool_round  # noqa: E402
+from templatestudio.parallel import supports_parallel_calls  # noqa: E402
 from templatestudio.render import load_tokenizer, safe_render  # noqa: E402
-from templatestudio.tools import (  # noqa: E402
-    ParsedToolCall,
-    tool_call_message,
-    tool_result_message,
-    tool_schema,
-)
+from templatestudio.tools import ParsedToolCall, tool_schema  # noqa: E402
 
 QWEN3 = FAMILIES["qwen3"]
 END = "<|im_end|>"
@@ -61,7 +61,7 @@ THINK_ANSWER = "<think>\nThe tool says one euro buys 162.4 yen.\n</think>\n\n"
 THINK_RECOVER = "<think>\nThat tool does not exist. get_exchange_rate does.\n</think>\n\n"
 THINK_AGAIN = "<think>\nTo be sure, I will also ask for the inverse rate.\n</think>\n\n"
 TOOLS = [get_exchange_rate]
-REGISTRY = {"get_exchange_rate": get_exchange_rate}
+SCRIPT_NAMES = ("exchange_rate", "unknown_tool", "malformed_call", "two_rounds", "reasoned_call")
 
 
 class StandInTrainingError(RuntimeError):
@@ -73,13 +73,27 @@ def hermes_call(name: str, arguments: dict) -> str:
     return f"<tool_call>\n{json.dumps({'name': name, 'arguments': arguments})}\n</tool_call>"
 
 
+@functools.cache
+def qwen3_tokenizer():
+    """The real Qwen3 tokenizer, loaded once: scripts and training share it."""
+    return load_tokenizer(QWEN3)
+
+
 def _after_call(conversation: list[dict], name: str, arguments: dict) -> list[dict]:
-    """conversation plus one call and the result run_tool_call gives for it."""
-    result = run_tool_call(ParsedToolCall(name, arguments), REGISTRY)
-    return [*conversation, tool_call_message(name, arguments), tool_result_message(name, result)]
+    """conversation plus one call and its result, appended exactly as run_tool_loop does."""
+    messages = list(conversation)
+    one_turn = supports_parallel_calls(qwen3_tokenizer()).supported
+    run_tool_round(messages, [ParsedToolCall(name, arguments)], TOOLS, one_turn=one_turn)
+    return messages
 
 
-def _scripts() -> dict[str, list[tuple[list[dict], str]]]:
+@functools.cache
+def scripts() -> dict[str, list[tuple[list[dict], str]]]:
+    """Every script: (conversation, raw reply to write after it) per turn.
+
+    Built on first use, because the conversations come from the loop's own
+    code and that needs the Qwen3 tokenizer.
+    """
     eur_jpy = {"base": "EUR", "quote": "JPY"}
     question = list(QUESTION)
     after_rate = _after_call(question, "get_exchange_rate", eur_jpy)
@@ -115,9 +129,6 @@ def _scripts() -> dict[str, list[tuple[list[dict], str]]]:
         # writes a call inside its reasoning only, then answers
         "reasoned_call": [(question, rehearsed + ANSWER + END)],
     }
-
-
-SCRIPTS = _scripts()
 
 
 @dataclass(frozen=True)
@@ -192,7 +203,7 @@ def train_standin(
     min_margin: float = 2.0,
     random_negatives: int = 2048,
 ) -> TrainingReport:
-    """Train the stand-in for SCRIPTS[script_name] and save it to out_dir.
+    """Train the stand-in for scripts()[script_name] and save it to out_dir.
 
     Deterministic for a given seed and thread count. How it stays cheap:
     the 151,936-row embedding, tied to the output projection, is frozen at a
@@ -211,14 +222,14 @@ def train_standin(
     from transformers import GenerationConfig, Qwen3ForCausalLM
     from transformers.utils import logging as transformers_logging
 
-    script = SCRIPTS[script_name]
+    script = scripts()[script_name]
     previous_threads = torch.get_num_threads()
     previous_deterministic = torch.are_deterministic_algorithms_enabled()
     torch.set_num_threads(threads)
     torch.use_deterministic_algorithms(True)
     started = time.perf_counter()
     try:
-        tokenizer = load_tokenizer(QWEN3)
+        tokenizer = qwen3_tokenizer()
         examples = _examples(tokenizer, script)
         torch.manual_seed(seed)
         model = Qwen3ForCausalLM(_tiny_config())
@@ -325,12 +336,17 @@ def trained_standin(script_name: str, config=None) -> Path:
         folder = _session_root[0] / f"qwen3-standin-{script_name}"
         report = train_standin(script_name, folder)
         _trained[script_name] = folder
-        reporter = config.pluginmanager.get_plugin("terminalreporter") if config else None
+        plugins = config.pluginmanager if config else None
+        reporter = plugins.get_plugin("terminalreporter") if plugins else None
+        capture = plugins.get_plugin("capturemanager") if plugins else None
         if reporter is not None:
-            reporter.write_line(
-                f"stand-in {script_name!r}: trained in {report.seconds:.1f} s "
-                f"({report.steps} steps, {report.reply_tokens} reply tokens)"
-            )
+            # Training inside a test's fixture runs while output is captured;
+            # the time belongs on the terminal all the same.
+            with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+                reporter.write_line(
+                    f"stand-in {script_name!r}: trained in {report.seconds:.1f} s "
+                    f"({report.steps} steps, {report.reply_tokens} reply tokens)"
+                )
     return _trained[script_name]
 
 
@@ -364,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description="Train a Qwen3 stand-in and save it.")
     parser.add_argument("out_dir", type=Path)
-    parser.add_argument("--script", choices=sorted(SCRIPTS), default="exchange_rate")
+    parser.add_argument("--script", choices=SCRIPT_NAMES, default="exchange_rate")
     args = parser.parse_args(argv)
     report = train_standin(args.script, args.out_dir)
     print(

@@ -133,10 +133,10 @@ def test_reply_that_is_only_a_stop_token_is_empty(qwen3):
 
 
 def test_generate_reply_on_the_standin_keeps_the_call_and_drops_the_end_token(standin):
-    from standin import SCRIPTS
+    from standin import scripts
 
     model, tokenizer = standin("exchange_rate")
-    (_conversation, scripted), _answer = SCRIPTS["exchange_rate"]
+    (_conversation, scripted), _answer = scripts()["exchange_rate"]
     prompt = safe_render(tokenizer, QUESTION, tools=[tool_schema(get_exchange_rate)])
     reply = generate_reply(model, tokenizer, prompt)
     assert reply == scripted.removesuffix("<|im_end|>")

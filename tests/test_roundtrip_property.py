@@ -38,6 +38,7 @@ import json
 import keyword
 import math
 import re
+import string
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
@@ -90,9 +91,7 @@ class Subject:
     prompt: str
     turn_end: str
     writes_python_none: bool = False  # Gemma 4 variants differ: None or null
-
-    def __repr__(self) -> str:
-        return f"Subject({self.template.name!r}, {self.format})"
+    python_containers: bool = False  # qwen-xml variants differ: lists as JSON or as Python repr
 
 
 def _subject(template: ChatTemplate, fmt: str) -> Subject:
@@ -112,6 +111,9 @@ def _subject(template: ChatTemplate, fmt: str) -> Subject:
     if fmt == "gemma4":
         none_wire = render_wire(subject, [("probe", {"value": None})])
         subject = dataclasses.replace(subject, writes_python_none="value:None" in none_wire)
+    if fmt == "qwen-xml":
+        list_wire = render_wire(subject, [("probe", {"value": ["a"]})])
+        subject = dataclasses.replace(subject, python_containers="['a']" in list_wire)
     return subject
 
 
@@ -220,8 +222,8 @@ def by_parser(fmt: str, wire: str, calls: list[tuple[str, dict]]) -> list[tuple[
 
 def response_templates(subject: Subject, wire: str) -> list[dict]:
     templates = [FORMATS[subject.format].response_template]
-    if subject.format == "mistral" and "[ARGS]" in wire:
-        templates = [MISTRAL_ARGS_RESPONSE_TEMPLATE]
+    if subject.format == "mistral" and not wire.removeprefix("[TOOL_CALLS]").lstrip().startswith("["):
+        templates = [MISTRAL_ARGS_RESPONSE_TEMPLATE]  # NAME[CALL_ID]ID[ARGS]{...}, Mistral Small 3.2
     if subject.template.response_template is not None:
         templates.append(subject.template.response_template)  # the one the model ships
     return templates
@@ -282,6 +284,10 @@ def exponent_float(value: object) -> bool:
     return isinstance(value, float) and "." not in str(value)
 
 
+def has_sentinel(text: str) -> bool:
+    return "\x01" in text or "\x02" in text
+
+
 def python_quote_breakers(text: str) -> bool:
     return any(char in text for char in '"\\\n\r\x00')
 
@@ -297,6 +303,9 @@ WIRE_LIMITS: dict[tuple[str, str], Callable] = {
     ),
     ("qwen-xml", "a string holding </tool_call>, which ends the call"): lambda subject, calls: any_string(
         calls, lambda s: "</tool_call>" in s
+    ),
+    ("qwen-xml", "a list or object where the template writes it as Python repr"): lambda subject, calls: (
+        subject.python_containers and top_level(calls, lambda v: isinstance(v, (list, dict)))
     ),
     ("qwen-xml", "a whole float written with an exponent (1e+16) is typed as an int"): lambda subject, calls: top_level(
         calls, exponent_float
@@ -331,6 +340,12 @@ READER_LIMITS: dict[tuple[str, str], Callable] = {
     ),
     ("gemma4", "a string holding <tool_call|>: the region closes at the first one"): lambda subject, calls: any_string(
         calls, lambda s: "<tool_call|>" in s
+    ),
+    ("gemma4", "a string holding \\x01 or \\x02, the json dialect's reserved sentinels"): lambda subject, calls: any_string(
+        calls, has_sentinel
+    ),
+    ("pythonic", "a string holding \\x01 or \\x02, the json dialect's reserved sentinels"): lambda subject, calls: any_string(
+        calls, has_sentinel
     ),
     ("pythonic", "a string holding ): the call region closes at the first one"): lambda subject, calls: top_level(
         calls, lambda v: isinstance(v, str) and ")" in v
@@ -368,9 +383,10 @@ MARKER_LOOKALIKES = [
     "<turn|>", "<|eot_id|>", "</s>", "<|tool_response>",
 ]
 PUNCTUATION = ['"', "'", "\\", "\\n", "\n", "\r", "\t", "{", "}", "[", "]", ",", ":", ";", "(", ")",
-               "=", "%s", "{{", "}}", "\x00", "\x7f", "\u2028", "é", "日本", "🙂", "\ufeff"]
+               "=", "%s", "{{", "}}", "\x00", "\x01", "\x02", "\x7f", "\u2028", "é", "日本", "🙂", "\ufeff"]
 
-identifiers = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,11}", fullmatch=True)
+_FIRST = string.ascii_letters + "_"
+identifiers = st.builds(str.__add__, st.sampled_from(_FIRST), st.text(_FIRST + string.digits, max_size=11))
 texts = st.one_of(
     st.text(max_size=12),
     st.lists(
@@ -391,7 +407,7 @@ def values(keys: st.SearchStrategy) -> st.SearchStrategy:
     return st.recursive(
         scalars,
         lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
-        max_leaves=8,
+        max_leaves=6,
     )
 
 
@@ -416,8 +432,11 @@ def tool_names(fmt: str) -> st.SearchStrategy:
 
 
 def call_lists(fmt: str) -> st.SearchStrategy:
-    arguments = st.dictionaries(argument_keys(fmt), values(nested_keys(fmt)), max_size=5)
-    return st.lists(st.tuples(tool_names(fmt), arguments), min_size=1, max_size=3)
+    arguments = st.dictionaries(argument_keys(fmt), values(nested_keys(fmt)), max_size=4)
+    # One schema per tool name types the arguments, so names are distinct within a turn.
+    return st.lists(
+        st.tuples(tool_names(fmt), arguments), min_size=1, max_size=3, unique_by=lambda call: call[0]
+    )
 
 
 # --- the property ----------------------------------------------------------------------
@@ -449,15 +468,18 @@ def check_round_trip(subject: Subject, calls: list[tuple[str, dict]]) -> None:
 
 @pytest.mark.parametrize("fmt", FORMATS_WITH_TEMPLATES)
 def test_calls_survive_the_round_trip_through_every_template(fmt, round_trip_examples):
+    """Each generated turn goes through every template of the format."""
     candidates = subjects_of(fmt)
 
     @settings(
         max_examples=round_trip_examples,
         suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
     )
-    @given(subject=st.sampled_from(candidates), calls=call_lists(fmt))
-    def round_trip(subject, calls):
-        check_round_trip(subject, calls)
+    @given(calls=call_lists(fmt))
+    def round_trip(calls):
+        for subject in candidates:
+            note(f"template: {subject.template.name}")
+            check_round_trip(subject, calls)
 
     round_trip()
 
@@ -558,6 +580,19 @@ def test_llama4_pythonic_writes_lists_as_python_repr_text():
     assert wire == "[tag(labels=\"['a', 'b']\", options=\"{'x': 1}\")]"
     (read,) = by_parser("pythonic", wire, calls)
     assert read[1] == {"labels": "['a', 'b']", "options": "{'x': 1}"}  # text the schema cannot type
+
+
+def test_qwen3_coder_30b_writes_lists_as_python_repr():
+    """Its published template runs lists and objects through |string, not |tojson."""
+    assert [s.template.name for s in subjects_of("qwen-xml") if s.python_containers] == [
+        "Qwen-Qwen3-Coder-30B-A3B-Instruct"
+    ]
+    subject = subject_named("qwen-xml", "Qwen-Qwen3-Coder-30B-A3B-Instruct")
+    calls = [("tag", {"labels": ["a", None]})]
+    wire = render_wire(subject, calls)
+    assert "<parameter=labels>\n['a', None]\n</parameter>" in wire
+    (read,) = by_parser("qwen-xml", wire, calls)
+    assert read[1] == {"labels": "['a', None]"}  # not JSON: the schema cannot type it
 
 
 def test_pythonic_keyword_name_is_not_a_call():
