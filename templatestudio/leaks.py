@@ -26,6 +26,12 @@ characters past its literal so that prose which merely names a tag
 The special-token openers also count when only whitespace follows them to
 the end of the text: that is a call cut off by the length limit.
 
+Each opening is written once, as a ``templatestudio.resumable_match``
+pattern: its regex (possessive runs, one whitespace run wherever JSON
+allows one, so no two runs compete for the same characters) searches whole
+texts in linear time, and its automaton lets ``ToolCallStream`` read an
+opening chunk by chunk without going back to its start.
+
 Not detected: a JSON call in a fenced block with the keys in another order
 or a ``"type"`` other than ``"function"``; a call written mid-reply without
 any marker (bare JSON after prose), which no format writes; a bare JSON or
@@ -34,18 +40,46 @@ pythonic reply cut off before its first argument key.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass
+from itertools import accumulate
 
 import regex
 
+from templatestudio.resumable_match import (
+    Automaton,
+    Pattern,
+    chars,
+    either,
+    literal,
+    optional,
+    run,
+    sequence,
+)
 from templatestudio.tools import UnparsedToolCall
 
-_NAME = r'"[^"\\\n]*"'
-_JSON_CALL_OPENING = (
-    r'\{\s*(?:"type"\s*:\s*"function"\s*,\s*)?"name"\s*:\s*'
-    + _NAME
-    + r'\s*,\s*"(?:arguments|parameters)"\s*:'
+_SPACES = run(chars(r"\s"))
+_NAME_START = chars(r"[A-Za-z_]")
+_JSON_STRING = sequence(literal('"'), run(chars(r'[^"\\\n]')), literal('"'))
+
+
+def _json_token(text: str) -> Pattern:
+    """text followed by optional whitespace, as JSON allows between tokens."""
+    return sequence(literal(text), _SPACES)
+
+
+_JSON_CALL_OPENING = sequence(
+    _json_token("{"),
+    optional(sequence(_json_token('"type"'), _json_token(":"), _json_token('"function"'), _json_token(","))),
+    _json_token('"name"'),
+    _json_token(":"),
+    _JSON_STRING,
+    _SPACES,
+    _json_token(","),
+    either(literal('"arguments"'), literal('"parameters"')),
+    _SPACES,
+    literal(":"),
 )
 
 
@@ -54,58 +88,115 @@ class MarkerRule:
     """How one kind of call opens.
 
     literal: the fixed text every such call starts with (what the stream
-    watches for); pattern: the regex that decides, from the literal on,
-    whether this is a call; truncated: whether the literal followed only by
-    whitespace up to the end of the text is a call cut short; start_only:
-    whether the call can only open a reply; formats: the registry names of
-    the formats that write it.
+    watches for); opening: the pattern that decides, from the literal on,
+    whether this is a call (``pattern`` is its regex, ``compiled`` that regex
+    compiled, ``automaton`` the form a stream feeds chunk by chunk);
+    truncated: whether the literal followed only by whitespace up to the end
+    of the text is a call cut short; start_only: whether the call can only
+    open a reply; formats: the registry names of the formats that write it.
     """
 
     literal: str
-    pattern: str
+    opening: Pattern
     truncated: bool
     start_only: bool
     formats: tuple[str, ...]
+
+    @property
+    def pattern(self) -> str:
+        return self.opening.regex
 
     @property
     def compiled(self) -> regex.Pattern:
         return _COMPILED[self.literal, self.start_only]
 
     @property
+    def automaton(self) -> Automaton:
+        return _AUTOMATA[self.literal, self.start_only]
+
+    @property
     def at_end(self) -> regex.Pattern | None:
         return _AT_END.get(self.literal)
 
 
+def _after(opener: str, *rest: Pattern) -> Pattern:
+    return sequence(literal(opener), *rest)
+
+
 MARKER_RULES: tuple[MarkerRule, ...] = (
-    MarkerRule("<tool_call>", r"<tool_call>\s*(?:\{|<function=)", True, False, ("hermes", "qwen-xml")),
-    MarkerRule("<function=", r"<function=[A-Za-z_][\w.\-]*>", False, False, ("qwen-xml",)),
-    MarkerRule("<|tool_call>", r"<\|tool_call>call:", True, False, ("gemma4",)),
+    MarkerRule(
+        "<tool_call>",
+        _after("<tool_call>", _SPACES, either(literal("{"), literal("<function="))),
+        True,
+        False,
+        ("hermes", "qwen-xml"),
+    ),
+    MarkerRule(
+        "<function=",
+        _after("<function=", _NAME_START, run(chars(r"[\w.\-]")), literal(">")),
+        False,
+        False,
+        ("qwen-xml",),
+    ),
+    MarkerRule("<|tool_call>", literal("<|tool_call>call:"), True, False, ("gemma4",)),
     MarkerRule(
         "[TOOL_CALLS]",
-        r"\[TOOL_CALLS\]\s*(?:[\[{]|[\w.\-]+\[(?:ARGS|CALL_ID)\])",
+        _after(
+            "[TOOL_CALLS]",
+            _SPACES,
+            either(
+                chars(r"[\[{]"),
+                sequence(
+                    run(chars(r"[\w.\-]"), at_least=1),
+                    literal("["),
+                    either(literal("ARGS"), literal("CALL_ID")),
+                    literal("]"),
+                ),
+            ),
+        ),
         True,
         False,
         ("mistral",),
     ),
     MarkerRule(
-        "<|python_tag|>", r"<\|python_tag\|>\s*(?:\{|[A-Za-z_][\w.]*\()", True, False, ("llama3-json",)
+        "<|python_tag|>",
+        _after(
+            "<|python_tag|>",
+            _SPACES,
+            either(literal("{"), sequence(_NAME_START, run(chars(r"[\w.]")), literal("("))),
+        ),
+        True,
+        False,
+        ("llama3-json",),
     ),
     MarkerRule(
-        "<|tool_call_start|>", r"<\|tool_call_start\|>\s*\[", True, False, ("pythonic",)
+        "<|tool_call_start|>",
+        _after("<|tool_call_start|>", _SPACES, literal("[")),
+        True,
+        False,
+        ("pythonic",),
     ),
-    MarkerRule("```json", r"```json[ \t]*\n?\s*" + _JSON_CALL_OPENING, False, False, ("fenced-json",)),
+    # Whatever whitespace sits between the fence and the object (the fence's
+    # own line break included) is one run, so no two runs compete for it.
+    MarkerRule("```json", _after("```json", _SPACES, _JSON_CALL_OPENING), False, False, ("fenced-json",)),
     MarkerRule("{", _JSON_CALL_OPENING, False, True, ("llama3-json",)),
-    MarkerRule("[", r"\[\s*[A-Za-z_][\w.]*\(", False, True, ("pythonic",)),
+    MarkerRule(
+        "[", _after("[", _SPACES, _NAME_START, run(chars(r"[\w.]")), literal("(")), False, True, ("pythonic",)
+    ),
 )
 
 _COMPILED = {(rule.literal, rule.start_only): regex.compile(rule.pattern) for rule in MARKER_RULES}
+_AUTOMATA = {(rule.literal, rule.start_only): Automaton(rule.opening) for rule in MARKER_RULES}
 _AT_END = {
-    rule.literal: regex.compile(regex.escape(rule.literal) + r"\s*\Z")
+    rule.literal: regex.compile(regex.escape(rule.literal) + r"\s*+\Z")
     for rule in MARKER_RULES
     if rule.truncated
 }
 _ANYWHERE = [rule for rule in MARKER_RULES if not rule.start_only]
 _LITERALS = regex.compile("|".join(regex.escape(rule.literal) for rule in _ANYWHERE))
+START_RULES = tuple(rule for rule in MARKER_RULES if rule.start_only)
+REPLY_OPENING = Automaton(either(*(rule.opening for rule in START_RULES)))
+"""Whether a reply's first non-whitespace characters open a bare call (any start-only rule)."""
 
 
 @dataclass(frozen=True)
@@ -152,12 +243,17 @@ def unconsumed_markers(
     spans are objects with ``start`` and ``end`` (a format's ``CallSpan``)
     or ``(start, end)`` pairs, in text's offsets.
     """
-    ranges = [_bounds(span) for span in spans]
-    return [
-        marker
-        for marker in find_call_markers(text, at_reply_start=at_reply_start)
-        if not any(start <= marker.offset < end for start, end in ranges)
-    ]
+    ranges = sorted(_bounds(span) for span in spans)
+    starts = [start for start, _ in ranges]
+    # reach[i]: the furthest end among the first i + 1 spans, so one bisect
+    # per marker answers whether any span covers it.
+    reach = list(accumulate((end for _, end in ranges), max))
+    leftover = []
+    for marker in find_call_markers(text, at_reply_start=at_reply_start):
+        covering = bisect_right(starts, marker.offset) - 1
+        if covering < 0 or reach[covering] <= marker.offset:
+            leftover.append(marker)
+    return leftover
 
 
 def assert_no_unparsed_markers(

@@ -13,7 +13,12 @@ How it decides, in one pass over the text:
   marker (``templatestudio.leaks.MARKER_RULES``) and for the format's
   thinking opener. A literal is held until the few characters after it say
   whether it opens a call (``<tool_call>\\n{``) or is prose ("the
-  ``<tool_call>`` tag"); prose is released as text.
+  ``<tool_call>`` tag"); prose is released as text. The held opening is
+  read by its rule's automaton, which keeps its place between chunks, so a
+  long run after an opener (``<tool_call>`` and 100 KB of spaces, fed in
+  small chunks) is read once, not again with every chunk. An opener cut
+  short by the length limit (``<|tool_call>`` then only whitespace) is held
+  to the end of the reply, which alone can say it was a call.
 - A call is held whole until its end: the closing tag, read past JSON or
   Gemma strings so a closing tag inside an argument does not end it, the
   end of the JSON for Mistral, or the end of the reply for formats whose
@@ -43,7 +48,24 @@ from dataclasses import dataclass
 import regex
 
 from templatestudio.formats import Format, get_format
-from templatestudio.leaks import MARKER_RULES, MarkerRule, assert_no_unparsed_markers
+from templatestudio.leaks import (
+    MARKER_RULES,
+    REPLY_OPENING,
+    MarkerRule,
+    assert_no_unparsed_markers,
+)
+from templatestudio.resumable_match import (
+    FAILED,
+    MATCHED,
+    Automaton,
+    Scan,
+    chars,
+    either,
+    literal,
+    optional,
+    run,
+    sequence,
+)
 from templatestudio.tools import ParsedToolCall, UnparsedToolCall
 
 
@@ -74,16 +96,29 @@ Event = TextDelta | ReasoningDelta | ToolCallEvent
 def merge_deltas(events: list[Event]) -> list[Event]:
     """events with each run of adjacent deltas of one kind joined into one."""
     merged: list[Event] = []
+    run: list[str] = []  # texts of the run of deltas being merged, joined once it ends
+    kind: type | None = None
     for event in events:
-        if (
-            merged
-            and isinstance(event, (TextDelta, ReasoningDelta))
-            and type(merged[-1]) is type(event)
-        ):
-            merged[-1] = type(event)(merged[-1].text + event.text)
-        elif not isinstance(event, (TextDelta, ReasoningDelta)) or event.text:
+        if isinstance(event, (TextDelta, ReasoningDelta)):
+            if not event.text:
+                continue  # an empty delta neither shows nor separates anything
+            if type(event) is not kind:
+                _close_run(merged, kind, run)
+                kind = type(event)
+            run.append(event.text)
+        else:
+            _close_run(merged, kind, run)
+            kind = None
             merged.append(event)
+    _close_run(merged, kind, run)
     return merged
+
+
+def _close_run(merged: list[Event], kind: type | None, run: list[str]) -> None:
+    text = "".join(run)
+    run.clear()
+    if kind is not None and text:
+        merged.append(kind(text))
 
 
 def resolve_format(fmt_or_tokenizer: object) -> Format:
@@ -185,6 +220,8 @@ class ToolCallStream:
         self._started = False  # the reply has shown non-whitespace text or a call
         self._region: _Region | None = None
         self._reasoning_tail: str | None = "" if (reasoning_open and self._thinking) else None
+        self._probe: _Probe | None = None  # the held opening being read, anchored at _pending[0]
+        self._reply_checked = False  # whether the reply's opening is known not to be a bare call
         self._closed = False
         self.chars_examined = 0
 
@@ -237,58 +274,71 @@ class ToolCallStream:
         self._pending = ""
         position = 0
         while True:
-            if not self._started:
+            if not self._started and not self._reply_checked:
                 decided = self._reply_opening(pending, position, final)
                 if decided == "hold":
                     return self._hold(pending, position, events, final)
                 if decided == "call":
                     return self._open_call(pending, position, _EndOfReply, at_start=True)
-            found = self._literals.search(pending, position, partial=not final)
-            self.chars_examined += len(pending) - position
-            if found is None:
-                self._emit_text(pending[position:], events)
-                self._offset += len(pending) - position
-                return None
-            if found.partial:
-                return self._hold(pending, position, events, final, at=found.start())
-            self._emit_text(pending[position : found.start()], events)
-            self._offset += found.start() - position
-            literal = found.group()
+                self._reply_checked = True
+            if self._probe is not None:  # a literal held from the last chunk opens pending
+                start, literal = position, self._probe.literal
+            else:
+                found = self._literals.search(pending, position, partial=not final)
+                self.chars_examined += (len(pending) if found is None else found.end()) - position
+                if found is None:
+                    self._emit_text(pending[position:], events)
+                    self._offset += len(pending) - position
+                    return None
+                if found.partial:
+                    return self._hold(pending, position, events, final, at=found.start())
+                self._emit_text(pending[position : found.start()], events)
+                self._offset += found.start() - position
+                start, literal = found.start(), found.group()
             if self._thinking and literal == self._thinking[0]:
                 if self._started:  # reasoning comes first; later, the tag is prose
                     self._emit_text(literal, events)
                     self._offset += len(literal)
-                    position = found.end()
+                    position = start + len(literal)
                     continue
                 self._reasoning_tail = ""
+                self._reply_checked = False  # the reply proper starts after the reasoning
                 self._offset += len(literal)
-                return pending[found.end() :]
-            rule = _RULES[literal]
-            opening = rule.compiled.match(pending, found.start(), partial=not final)
-            self.chars_examined += 0 if opening is None else opening.end() - found.start()
-            if opening is not None and opening.partial:
-                return self._hold(pending, found.start(), events, final)
-            if opening is not None or (final and rule.at_end.match(pending, found.start())):
-                return self._open_call(
-                    pending, found.start(), _CLOSERS[literal], at_start=not self._started
-                )
+                return pending[start + len(literal) :]
+            decided = self._opening(_RULES[literal], pending, start, final)
+            if decided == "hold":
+                return self._hold(pending, start, events, final)
+            if decided == "call":
+                return self._open_call(pending, start, _CLOSERS[literal], at_start=not self._started)
             self._emit_text(literal, events)  # prose that names a tag
             self._offset += len(literal)
-            position = found.end()
+            position = start + len(literal)
+
+    def _opening(self, rule: MarkerRule, pending: str, start: int, final: bool) -> str:
+        """'call', 'hold' or 'text': whether the literal at pending[start] opens a call.
+
+        A literal held from an earlier chunk keeps its probe, which reads
+        only the characters that arrived since.
+        """
+        probe = self._probe
+        if probe is None:  # the literal was found whole: the scan starts past it
+            probe = self._probe = _Probe(rule.automaton.scan(rule.literal), rule.literal)
+        decided = probe.read(pending, start, final, truncated=rule.truncated)
+        self.chars_examined += probe.drain_examined()
+        if decided != "hold":
+            self._probe = None
+        return decided
 
     def _reply_opening(self, pending: str, position: int, final: bool) -> str:
         """'call', 'hold' or 'text': whether the reply's first characters open a bare call."""
-        first = position
-        while first < len(pending) and pending[first].isspace():
-            first += 1
-        if first == len(pending):
-            return "text" if final else "hold"
-        for rule in _START_RULES:
-            opening = rule.compiled.match(pending, first, partial=not final)
-            if opening is not None:
-                self.chars_examined += opening.end() - first
-                return "hold" if opening.partial else "call"
-        return "text"
+        probe = self._probe
+        if probe is None:
+            probe = self._probe = _Probe(REPLY_OPENING.scan(), "", leading_space=True)
+        decided = probe.read(pending, position, final, truncated=False)
+        self.chars_examined += probe.drain_examined()
+        if decided != "hold":
+            self._probe = None
+        return decided
 
     def _hold(
         self, pending: str, position: int, events: list[Event], final: bool, at: int | None = None
@@ -354,6 +404,64 @@ class ToolCallStream:
             ) from None
 
 
+_SPACE_RUN = regex.compile(r"\s*+")
+
+
+class _Probe:
+    """A possible call opening, read one chunk at a time from where it stopped.
+
+    The probe is anchored at the first character the stream holds: a
+    marker's literal (already read: the scan starts past it), or the start
+    of the reply (literal ""). ``fed`` counts the characters after the
+    anchor it has read, so each chunk costs only its own length. ``blank``
+    says whether only whitespace has followed the literal, which at the end
+    of the reply makes a truncated call. leading_space passes over
+    whitespace before the scan starts, as a reply may open with some before
+    a bare call.
+    """
+
+    def __init__(self, scan: Scan, literal: str, *, leading_space: bool = False) -> None:
+        self.scan = scan
+        self.literal = literal
+        self.skip = len(literal)
+        self.fed = len(literal)
+        self.blank = True
+        self.leading_space = leading_space
+        self._examined = 0
+
+    def read(self, pending: str, anchor: int, final: bool, *, truncated: bool) -> str:
+        """'call', 'hold' or 'text' once pending[anchor + fed:] is read too."""
+        begin = anchor + self.fed
+        if self.leading_space:
+            # str.isspace, as find_call_markers strips a reply's leading whitespace.
+            first = len(pending) - len(pending[begin:].lstrip())
+            self._examined += first - begin
+            if first == len(pending):
+                self.fed = len(pending) - anchor
+                return "text" if final else "hold"
+            self.leading_space = False
+            begin = first
+        if truncated and self.blank:
+            after = max(begin, anchor + self.skip)
+            spaces = _SPACE_RUN.match(pending, after).end() if after < len(pending) else after
+            self._examined += spaces - after
+            self.blank = spaces == len(pending)
+        before = self.scan.examined
+        verdict, index = self.scan.feed(pending, begin)
+        self._examined += self.scan.examined - before
+        self.fed = len(pending) - anchor
+        if verdict == MATCHED:
+            return "call"
+        if truncated and self.blank:
+            return "call" if final else "hold"
+        return "text" if verdict == FAILED or final else "hold"
+
+    def drain_examined(self) -> int:
+        """Characters read since the last call."""
+        examined, self._examined = self._examined, 0
+        return examined
+
+
 @dataclass
 class _Region:
     closer: _Closer
@@ -400,7 +508,7 @@ class _Tokens(_Closer):
     """
 
     skip = 0
-    head: regex.Pattern | None = None
+    head: Automaton | None = None
     literal_length = 0
     json = False
     close: str | None = None
@@ -409,7 +517,7 @@ class _Tokens(_Closer):
     def __init__(self) -> None:
         self._fed = 0  # characters of the call before the current piece
         self._state = "head" if self.head is not None else ("value" if self.json else "scan")
-        self._head = ""
+        self._head = self.head.scan() if self.head is not None else None
         self._depth = 0
         self._in_string = False
         self._escape = False
@@ -424,13 +532,12 @@ class _Tokens(_Closer):
     def _advance(self, text: str, index: int) -> int | None:
         while index < len(text):
             if self._state == "head":
-                self._head += text[index:]
-                opening = self.head.match(self._head, partial=True)
-                if opening is not None and opening.partial:
-                    return None
-                if opening is None:  # no shape we can follow: the call is its opening literal
+                verdict, end = self._head.feed(text, index)
+                if verdict == FAILED:  # no shape we can follow: the call is its opening literal
                     return max(self.literal_length - self._fed, 0)
-                index = opening.end() - 1 - self._fed  # the JSON value's first bracket
+                if verdict != MATCHED:
+                    return None
+                index = end - 1  # the JSON value's first bracket
                 self._state = "json"
             elif self._state == "value":
                 while index < len(text) and text[index].isspace():
@@ -472,10 +579,18 @@ class _Tokens(_Closer):
         window = self._tail + text[index:]
         shift = index - len(self._tail)  # window offset -> piece offset
         position = 0
+        # Where each literal next occurs at or after position (-1: nowhere). A
+        # closer far ahead stays valid while strings open and close before it,
+        # so the window is not searched again from every quote.
+        ahead: dict[str, int] = {}
         while True:
             wanted = [self.quote] if self._in_string else [self.close, self.quote]
-            hits = [(window.find(item, position), item) for item in wanted if item]
-            hits = [(at, item) for at, item in hits if at != -1]
+            wanted = [item for item in wanted if item]
+            for item in wanted:
+                at = ahead.get(item)
+                if at is None or (at != -1 and at < position):
+                    ahead[item] = window.find(item, position)
+            hits = [(ahead[item], item) for item in wanted if ahead[item] != -1]
             if not hits:
                 keep = max(_partial_suffix(window[position:], item) for item in wanted if item)
                 self._tail = window[len(window) - keep :] if keep else ""
@@ -504,11 +619,22 @@ _CLOSERS: dict[str, type] = {
     "[TOOL_CALLS]": _closer(
         "_MistralCloser",
         literal_length=len("[TOOL_CALLS]"),
-        head=regex.compile(
-            r"\[TOOL_CALLS\](?:[A-Za-z0-9_.\-]+(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]|\s*)[\[{]"
+        # [TOOL_CALLS], then NAME[ARGS] or NAME[CALL_ID]ID[ARGS] or whitespace, then the JSON.
+        head=Automaton(
+            sequence(
+                literal("[TOOL_CALLS]"),
+                either(
+                    sequence(
+                        run(chars(r"[A-Za-z0-9_.\-]"), at_least=1),
+                        optional(sequence(literal("[CALL_ID]"), run(chars("[A-Za-z0-9]"), at_least=1))),
+                        literal("[ARGS]"),
+                    ),
+                    run(chars(r"\s")),
+                ),
+                chars(r"[\[{]"),
+            )
         ),
     ),
     "<|python_tag|>": _EndOfReply,
 }
 _RULES: dict[str, MarkerRule] = {rule.literal: rule for rule in MARKER_RULES if not rule.start_only}
-_START_RULES = [rule for rule in MARKER_RULES if rule.start_only]

@@ -19,7 +19,8 @@ pin down exactly what stops each attack:
   recursion limit (``RecursionError``), not by the sandbox.
 - Nested loops, each within MAX_RANGE (100,000**3 iterations): the sandbox
   does NOT stop them. Neither transformers nor this package has a render
-  deadline, so such a template runs until the process is killed.
+  deadline (``detect``'s probe, and so ``check``, included), so such a
+  template runs until the process is killed.
   ``render_with_deadline`` below shows what does stop it: rendering in a
   child process that is killed when the deadline passes. A child process is
   the only reliable stop: a thread cannot be killed, and ``signal.alarm``
@@ -130,7 +131,7 @@ def test_detect_reports_a_hostile_template_as_its_error_without_running_it():
 # --- what the sandbox does not stop ---------------------------------------------------------
 
 
-def _child_render(tokenizer, source, memory_cap, connection):
+def _child_run(action, memory_cap, connection):
     if memory_cap is not None:
         # The child inherited the parent's address space (torch maps a lot of it),
         # so the cap is what is mapped now plus memory_cap bytes.
@@ -139,19 +140,20 @@ def _child_render(tokenizer, source, memory_cap, connection):
         limit = mapped_kb * 1024 + memory_cap
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
-        connection.send(("rendered", render_template(tokenizer, source)))
+        connection.send(("rendered", action()))
     except BaseException as error:  # noqa: BLE001 - report whatever stopped the render
         connection.send(("raised", f"{type(error).__name__}: {error}"))
 
 
-def render_with_deadline(tokenizer, source: str, seconds: float, memory_cap: int | None = None):
-    """Render source in a forked child; ("killed", elapsed) when it outlives the deadline.
+def run_with_deadline(action, seconds: float, memory_cap: int | None = None):
+    """Run action() in a forked child; ("killed", elapsed) when it outlives the deadline.
 
-    Returns ("rendered", text), ("raised", "Type: message") or ("killed", seconds).
+    Returns ("rendered", result), ("raised", "Type: message") or ("killed", seconds).
+    Fork, so the child starts with everything already imported and loaded.
     """
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child_render, args=(tokenizer, source, memory_cap, sender))
+    child = context.Process(target=_child_run, args=(action, memory_cap, sender))
     started = time.perf_counter()
     child.start()
     sender.close()
@@ -162,6 +164,10 @@ def render_with_deadline(tokenizer, source: str, seconds: float, memory_cap: int
     child.kill()
     child.join()
     return "killed", time.perf_counter() - started
+
+
+def render_with_deadline(tokenizer, source: str, seconds: float, memory_cap: int | None = None):
+    return run_with_deadline(lambda: render_template(tokenizer, source), seconds, memory_cap)
 
 
 NESTED_LOOPS = (
@@ -181,6 +187,12 @@ def test_nested_huge_loops_run_until_killed(hostile_tokenizer):
     status, elapsed = render_with_deadline(hostile_tokenizer, NESTED_LOOPS, seconds=1.5)
     assert status == "killed"
     assert 1.5 <= elapsed < 10
+
+
+def test_detect_has_no_deadline_either():
+    """``check`` probes untrusted .jinja files through the same sandbox: a looping one stalls it."""
+    status, _ = run_with_deadline(lambda: probe_template(NESTED_LOOPS).reason, seconds=1.5)
+    assert status == "killed"
 
 
 def test_the_deadline_wrapper_returns_ordinary_renders_and_errors(hostile_tokenizer):

@@ -20,11 +20,13 @@ schema afterwards: ``coerce_arguments`` for the parser, ``tools=`` for the
 response template.
 
 Some values cannot be carried by a template's wire text at all, whatever
-reads it. Those are named in ``WIRE_LIMITS`` / ``READER_LIMITS``, kept out
-of the property by ``carried`` (each limit is a predicate on the generated
-call), and each has its own test below showing what happens instead: the
-documented error, or, where the wire itself is ambiguous, the exact
-misreading, so it is visible rather than silent.
+reads it (``WIRE_LIMITS``), or cannot be read by the response-template
+language although the parser reads them (``READER_LIMITS``). Each limit is
+a named predicate on the generated calls; ``check_round_trip`` skips only
+the reader the limit applies to, and each limit has its own test below
+showing what happens instead: the documented error, or, where the wire
+itself is ambiguous, the exact misreading, so it is visible rather than
+silent.
 
 ``fenced-json`` is not covered: no template in the cache or the corpus
 writes it. CI runs ``ROUND_TRIP_EXAMPLES`` (2,000) examples per format;
@@ -347,6 +349,12 @@ READER_LIMITS: dict[tuple[str, str], Callable] = {
     ("pythonic", "a string holding \\x01 or \\x02, the json dialect's reserved sentinels"): lambda subject, calls: any_string(
         calls, has_sentinel
     ),
+    ("pythonic", "a string holding a control character: json refuses it and the quotes stay"): lambda subject, calls: top_level(
+        calls, lambda v: isinstance(v, str) and any(ord(char) < 0x20 for char in v)
+    ),
+    ("pythonic", "a string holding two ' : the dialect reads them as string delimiters"): lambda subject, calls: top_level(
+        calls, lambda v: isinstance(v, str) and v.count("'") >= 2
+    ),
     ("pythonic", "a string holding ): the call region closes at the first one"): lambda subject, calls: top_level(
         calls, lambda v: isinstance(v, str) and ")" in v
     ),
@@ -627,6 +635,26 @@ def test_response_templates_cannot_read_a_closer_inside_a_string(fmt, value):
 def test_gemma4_variants_write_null_differently():
     assert not subject_named("gemma4", "google/gemma-4-E2B-it").writes_python_none
     assert subject_named("gemma4", "gemma4").writes_python_none
+
+
+@pytest.mark.parametrize(
+    "fmt, value",
+    [
+        ("gemma4", "bell\x01"),  # \x01 and \x02 are the dialect's own sentinels
+        ("pythonic", "tab\there"),  # a raw control character is not JSON
+        ("pythonic", "it's 'quoted'"),  # ' is one of the dialect's string delimiters
+    ],
+)
+def test_response_template_json_dialect_limits(fmt, value):
+    subject = subjects_of(fmt)[0]
+    calls = [("note", {"text": value})]
+    wire = render_wire(subject, calls)
+    assert by_parser(fmt, wire, calls) == calls
+    try:
+        read = by_response_template(response_templates(subject, wire)[0], fmt, wire, calls)
+    except ValueError as error:
+        read = f"{type(error).__name__}: {error}"
+    assert read != calls
 
 
 def test_gemma4_response_template_refuses_the_none_its_template_writes():

@@ -7,6 +7,8 @@ import random
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from samples import FORMAT_SAMPLES, GEMMA4_CALL, QWEN3_CALL
 from templatestudio.formats import FORMATS
@@ -205,3 +207,93 @@ def test_a_closed_stream_refuses_more():
 def test_a_tokenizer_picks_its_format(qwen3, gemma4):
     assert ToolCallStream(qwen3).format.name == "hermes"
     assert ToolCallStream(gemma4).format.name == "gemma4"
+
+
+# --- adversarial input: the stream agrees with the whole-reply reading and reads once ---------
+
+SOUP_PIECES = [
+    "<tool_call>", "</tool_call>", "<function=f>", "<function=", "<|tool_call>", "call:f{a:", '<|"|>',
+    "<tool_call|>", "[TOOL_CALLS]", "f[ARGS]", "[CALL_ID]", "<|python_tag|>", "<|tool_call_start|>",
+    "<|tool_call_end|>", "```json", "```", "<think>", "</think>", "<|channel>thought\n", "<channel|>",
+    '{"name": "f", "arguments": ', '{"name": "f", "parameters": ', "[f(", ")]", "{", "}", "[", "]",
+    '"', "\\", " ", "\n", "\x1c", "a", "x=1", ";",
+]
+
+
+def outcome(read):
+    """The events read() returns, or the type of the error it raises."""
+    try:
+        return read()
+    except UnparsedToolCall as error:
+        return type(error)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.lists(st.sampled_from(SOUP_PIECES), max_size=12).map("".join),
+    cuts=st.lists(st.integers(0, 200), max_size=6),
+    fmt=st.sampled_from(sorted(FORMATS)),
+)
+def test_any_chunking_of_marker_soup_streams_to_the_whole_reply_events(text, cuts, fmt):
+    # Before the held openings kept their place, a bare literal at close
+    # ('<function=', '```json') crashed with AttributeError, and
+    # '<|tool_call> ' was released as text in one chunking while the whole
+    # reply reads it as a call cut short.
+    expected = outcome(lambda: parse_events(text, fmt))
+    bounds = sorted({cut for cut in cuts if cut < len(text)} | {0, len(text)})
+    for pieces in ([text], list(text), [text[a:b] for a, b in zip(bounds, bounds[1:])]):
+        assert outcome(lambda: stream(fmt, pieces)) == expected, (fmt, pieces)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["<function=", "```json", "Then ```json", "[TOOL_CALLS]get_rate", '```json\n{"name": "f"'],
+)
+def test_an_opening_that_never_completes_is_text_at_close(text):
+    assert stream("hermes", [text]) == [TextDelta(text)] == parse_events(text, "hermes")
+
+
+def test_a_cut_off_opener_followed_by_whitespace_is_held_until_the_end_decides():
+    with pytest.raises(UnparsedToolCall, match="never closed"):
+        stream("gemma4", ["<|tool_call> ", " \n"])
+    tool_stream = ToolCallStream("gemma4")
+    assert tool_stream.feed("<|tool_call> ") == []
+    assert tool_stream.feed(" is the tag") == [TextDelta("<|tool_call>  is the tag")]
+
+
+HELD_OPENINGS = {
+    "hermes": "<tool_call>" + " " * 20_000 + "x",
+    "fenced-json": "```json" + " " * 20_000 + "x",
+    "mistral": "[TOOL_CALLS]" + "a" * 20_000 + " ok",
+    "llama3-json": '{"name": "' + "a" * 20_000 + " ok",
+    "pythonic": "[" + " " * 20_000 + "x",
+    "gemma4": "<|tool_call>" + " " * 20_000 + "x",
+}
+
+
+@pytest.mark.parametrize("fmt", sorted(HELD_OPENINGS))
+def test_a_long_held_opening_is_read_once_whatever_the_chunking(fmt):
+    # A stream that re-read its held text from the start on every chunk
+    # examined about len**2 / 2 / chunk characters here (tens of millions).
+    text = HELD_OPENINGS[fmt]
+    rng = random.Random(fmt)
+    tool_stream = ToolCallStream(fmt)
+    events = []
+    for piece in random_chunks(text, rng):
+        events += tool_stream.feed(piece)
+    assert merge_deltas(events + tool_stream.close()) == [TextDelta(text)]
+    assert tool_stream.chars_examined <= 3 * len(text)
+
+
+def test_a_long_mistral_call_id_is_read_once():
+    text = "[TOOL_CALLS]get_exchange_rate[CALL_ID]" + "a" * 20_000 + '[ARGS]{"base": "EUR", "quote": "JPY"}'
+    tool_stream = ToolCallStream("mistral")
+    pieces = [text[start : start + 7] for start in range(0, len(text), 7)]
+    events = [event for piece in pieces for event in tool_stream.feed(piece)]
+    assert merge_deltas(events + tool_stream.close()) == parse_events(text, "mistral")
+    assert tool_stream.chars_examined <= 3 * len(text)
+
+
+def test_empty_deltas_neither_show_nor_separate_runs():
+    events = [TextDelta("a"), ReasoningDelta(""), TextDelta("b"), ToolCallEvent(RATE), TextDelta("")]
+    assert merge_deltas(events) == [TextDelta("ab"), ToolCallEvent(RATE)]
