@@ -6,7 +6,11 @@
 ``check REPO_ID|DIR|FILE.jinja ...`` probes chat templates for their
 tool-call format (``templatestudio.detect``), one row per template. It reads
 only the chat template and tokenizer config, never the vocabulary or the
-weights. With no target it checks the course's families.
+weights. With no target it checks the course's families. Templates are code
+from strangers, so each probe runs in a child process killed at
+``--deadline`` seconds and capped at ``--memory-limit`` MiB
+(``templatestudio.sandbox``); a template stopped that way gets its row, a
+line on stderr and exit status 1.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+
+from templatestudio.sandbox import DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT
+
+STOPPED = "none: stopped by the sandbox"
 
 
 def family_rows():
@@ -40,12 +48,19 @@ def cmd_table(args: argparse.Namespace) -> int:
     return 0
 
 
-def check_row(template) -> dict:
-    """One template's probe as the row ``check`` prints (and ``--json`` emits)."""
+def check_row(
+    template, *, deadline: float | None = None, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> dict:
+    """One template's probe as the row ``check`` prints (and ``--json`` emits).
+
+    With a deadline the probe runs sandboxed (see ``probe_template``).
+    """
     from templatestudio.detect import probe_template
 
-    probe = probe_template(template)
-    if template.response_template is not None:
+    probe = probe_template(template, deadline=deadline, memory_limit=memory_limit)
+    if probe.stopped:
+        parse_with = STOPPED
+    elif template.response_template is not None:
         parse_with = "response template"
     elif probe.format is not None:
         parse_with = f"{probe.format.name} parser"
@@ -85,13 +100,19 @@ def cmd_check(args: argparse.Namespace) -> int:
 
         targets = [*FAMILIES.values(), GEMMA4]
     rows, failures = [], []
+    memory_limit = int(args.memory_limit * 2**20)
     for target in targets:
         try:
             templates = load_chat_templates(target)
         except Exception as error:  # noqa: BLE001 - report every target, then fail
             failures.append(f"{target}: cannot load a chat template ({type(error).__name__}: {error})")
             continue
-        rows.extend(check_row(template) for template in templates)
+        for template in templates:
+            row = check_row(template, deadline=args.deadline, memory_limit=memory_limit)
+            rows.append(row)
+            if row["parse_with"] == STOPPED:
+                # The error is "TemplateTimeout: NAME: ..."; stderr lines start with the name.
+                failures.append(row["error"].split(": ", 1)[1])
     if args.json:
         print(json.dumps({"templates": rows, "failures": failures}, indent=2))
     else:
@@ -100,6 +121,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         for failure in failures:
             print(failure, file=sys.stderr)
     return 1 if failures else 0
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -114,6 +142,20 @@ def main(argv: list[str] | None = None) -> int:
         "targets", nargs="*", help="Hub repo id, model folder, folder of .jinja files or .jinja file"
     )
     check.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    check.add_argument(
+        "--deadline",
+        type=_positive_float,
+        default=DEFAULT_DEADLINE,
+        metavar="SECONDS",
+        help=f"stop a template whose probe takes longer (default {DEFAULT_DEADLINE:g})",
+    )
+    check.add_argument(
+        "--memory-limit",
+        type=_positive_float,
+        default=DEFAULT_MEMORY_LIMIT / 2**20,
+        metavar="MIB",
+        help=f"memory a template's probe may add (default {DEFAULT_MEMORY_LIMIT // 2**20})",
+    )
     check.set_defaults(run=cmd_check)
     args = parser.parse_args(argv)
     return args.run(args)

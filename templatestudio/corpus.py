@@ -133,9 +133,15 @@ class ScanRow:
 
 
 def scan(
-    paths: list[Path] | None = None, labels: dict[str, dict] | None = None
+    paths: list[Path] | None = None,
+    labels: dict[str, dict] | None = None,
+    *,
+    deadline: float | None = None,
 ) -> tuple[list[ScanRow], float]:
     """Probe every template (the corpus by default); rows and the seconds it took.
+
+    deadline (seconds) probes each template in a sandboxed child process
+    (``templatestudio.sandbox``), for folders of templates you did not write.
 
     Probes of the same template are cached in-process, so the time is the
     first scan's only when nothing was probed before.
@@ -149,5 +155,5 @@ def scan(
     for path in paths:
         template = ChatTemplate.from_file(path)
         label = labels.get(template.name, {}).get("format")
-        rows.append(ScanRow(template.name, probe_template(template), label))
+        rows.append(ScanRow(template.name, probe_template(template, deadline=deadline), label))
     return rows, time.perf_counter() - started

@@ -23,12 +23,19 @@ its result, and channel-based replies (gpt-oss). Those probe as no format.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from templatestudio.formats import FORMATS, Format, StrictParser
+from templatestudio.sandbox import (
+    DEFAULT_MEMORY_LIMIT,
+    TemplateResourceError,
+    TemplateTimeout,
+    run_sandboxed,
+)
 from templatestudio.tools import ParsedToolCall, normalize_arguments
 
 __all__ = [
@@ -242,6 +249,7 @@ class TemplateProbe:
     shape: str | None  # the call-message shape that rendered
     text_values: tuple[str, ...] = ()  # probe keys read back as text, not typed
     error: str | None = None  # the template's own error when no shape rendered
+    stopped: bool = False  # the sandbox killed the probe (deadline or memory); error says which
 
     @property
     def reason(self) -> str:
@@ -292,6 +300,8 @@ def _turn_end(template: ChatTemplate) -> str | None:
     reply = {"role": "assistant", "content": _REPLY_MARK}
     try:
         rendered = template.render([PROBE_QUESTION, reply], tools=[PROBE_TOOL])
+    except MemoryError:
+        raise  # not the template refusing a shape: see probe_template
     except Exception:  # noqa: BLE001 - any template failure means "unknown", not a crash
         return None
     at = rendered.rfind(_REPLY_MARK)
@@ -356,6 +366,8 @@ def _render_probe(template: ChatTemplate) -> tuple[str, str, str] | str:
         try:
             prompt = template.render([PROBE_QUESTION], tools=[PROBE_TOOL], add_generation_prompt=True)
             with_call = template.render([PROBE_QUESTION, message], tools=[PROBE_TOOL])
+        except MemoryError:
+            raise  # not the template refusing a shape: see probe_template
         except Exception as error:  # noqa: BLE001 - a template may raise anything
             text = f"{type(error).__name__}: {error}"
             if text not in errors:
@@ -400,9 +412,52 @@ def _as_template(source) -> ChatTemplate:
     )
 
 
-def probe_template(source) -> TemplateProbe:
-    """Probe a template source string, a ChatTemplate or a tokenizer; never raises on a template's error."""
-    return _probe(_as_template(source))
+def _probe_for_parent(template: ChatTemplate) -> tuple[TemplateProbe, str | None]:
+    """Runs in the sandbox's child: the probe, with its format sent back by name.
+
+    The parent looks the name up in FORMATS, so it gets the registry's own
+    Format object rather than an unpickled copy.
+    """
+    probe = _probe(template)
+    return dataclasses.replace(probe, format=None), probe.format.name if probe.format else None
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_sandboxed(template: ChatTemplate, deadline: float, memory_limit: int | None) -> TemplateProbe:
+    # A stopped probe raises, and lru_cache does not cache raises: only
+    # finished probes are remembered.
+    probe, format_name = run_sandboxed(
+        functools.partial(_probe_for_parent, template),
+        name=template.name,
+        deadline=deadline,
+        memory_limit=memory_limit,
+    )
+    return dataclasses.replace(probe, format=FORMATS[format_name] if format_name else None)
+
+
+def probe_template(
+    source, *, deadline: float | None = None, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> TemplateProbe:
+    """Probe a template source string, a ChatTemplate or a tokenizer; never raises on a template's error.
+
+    Templates are code from strangers, and Jinja's sandbox bounds neither
+    time nor memory. With ``deadline`` (seconds) the probe runs in a forked
+    child process (``templatestudio.sandbox``) killed at the deadline and
+    allowed ``memory_limit`` bytes beyond what it inherited; a probe stopped
+    that way comes back with ``stopped=True`` and an error naming
+    TemplateTimeout or TemplateResourceError and the limit. Without a
+    deadline (the default, for notebooks and tests of trusted templates)
+    the probe runs in-process, and a template that exhausts memory raises
+    MemoryError instead of being reported as an error of the template.
+    """
+    template = _as_template(source)
+    if deadline is None:
+        return _probe(template)
+    try:
+        return _probe_sandboxed(template, deadline, memory_limit)
+    except (TemplateTimeout, TemplateResourceError) as stop:
+        error = f"{type(stop).__name__}: {stop}"
+        return TemplateProbe(template.name, None, False, False, "", None, error=error, stopped=True)
 
 
 def detect_format(source) -> Format | None:
