@@ -23,11 +23,11 @@ Run from the repository root: python bench/parse.py
 from __future__ import annotations
 
 import json
-import time
 
 from transformers.utils.chat_parsing.response_parser import parse_response
 
 from templatestudio.formats import FORMATS
+from timing import best_seconds  # bench/timing.py, beside this script
 
 SIZES = {"1 KB": 1_000, "64 KB": 64_000, "1 MB": 1_000_000}
 PROSE = "The euro closed at 162.4 yen, up 0.3%; analysts said \"steady\" demand, not speculation. "
@@ -79,22 +79,6 @@ def many_calls(fmt: str, size: int) -> tuple[str, int]:
     return join_calls(fmt, [call] * count), count
 
 
-def best_seconds(action, budget: float = 0.5, cap: int = 200) -> float:
-    """Best single-run time, repeating until about budget seconds are spent (at least 3 runs).
-
-    A run that alone takes more than budget seconds is not repeated.
-    """
-    best, spent, runs = float("inf"), 0.0, 0
-    while runs < 3 or (spent < budget and runs < cap):
-        started = time.perf_counter()
-        action()
-        elapsed = time.perf_counter() - started
-        best, spent, runs = min(best, elapsed), spent + elapsed, runs + 1
-        if elapsed > budget:
-            break
-    return best
-
-
 def by_parser(fmt: str, text: str) -> list:
     return [(c.name, c.arguments) for c in FORMATS[fmt].parser.parse(text)]
 
@@ -124,8 +108,8 @@ def main() -> None:
                 agree = "yes" if typed(ours) == typed(theirs) and len(ours) == count else (
                     f"NO ({len(ours)} vs {len(theirs)} calls of {count})"
                 )
-                parser_time = best_seconds(lambda: FORMATS[fmt].parser.parse(text))
-                template_time = best_seconds(lambda: by_response_template(fmt, text))
+                parser_time = best_seconds(lambda: FORMATS[fmt].parser.parse(text), cap=200)
+                template_time = best_seconds(lambda: by_response_template(fmt, text), cap=200)
                 print(
                     f"{fmt:<12} {shape_name:<10} {size_name:<6} {count:>6} {mb / parser_time:>9.1f} "
                     f"{mb / template_time:>15.1f} {template_time / parser_time:>8.1f}x  {agree}"

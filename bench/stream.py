@@ -26,11 +26,11 @@ Run from the repository root: python bench/stream.py [--runs N] [--formats herme
 from __future__ import annotations
 
 import argparse
-import time
 
 from transformers.utils.chat_parsing import ResponseParser
 
 from templatestudio.formats import FORMATS
+from timing import best_seconds  # bench/timing.py, beside this script
 from templatestudio.stream import ToolCallEvent, ToolCallStream
 
 SIZES = (4_000, 16_000, 64_000)
@@ -85,22 +85,6 @@ def naive(fmt: str, pieces: list[str]) -> int:
 STREAMS = {"ToolCallStream": ours, "transformers ResponseParser": transformers_stream, "naive re-parse": naive}
 
 
-def best_of(runs: int, action, budget: float = 1.0) -> float:
-    """Best time of at least runs runs, repeating cheap ones until budget seconds are spent.
-
-    A run that alone takes longer than budget is not repeated.
-    """
-    best, spent, count = float("inf"), 0.0, 0
-    while count < runs or spent < budget:
-        started = time.perf_counter()
-        action()
-        elapsed = time.perf_counter() - started
-        best, spent, count = min(best, elapsed), spent + elapsed, count + 1
-        if elapsed > budget:
-            break
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -119,7 +103,7 @@ def main() -> None:
                 found = run(fmt, pieces)
                 if found != expected:
                     raise SystemExit(f"{label} found {found} calls in the {fmt} reply, expected {expected}")
-                times.append(best_of(args.runs, lambda: run(fmt, pieces)))
+                times.append(best_seconds(lambda: run(fmt, pieces), runs=args.runs, budget=1.0))
             cells = "".join(f"{seconds:>11.3f}s" for seconds in times)
             print(f"{fmt:<9} {label:<28}{cells}{times[-1] / times[0]:>9.1f}x")
 

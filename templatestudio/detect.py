@@ -318,19 +318,19 @@ def _cut_turn(text: str, turn_end: str | None) -> str:
     return text.rstrip()
 
 
-def _same(value: object, expected: object) -> bool:
+def same_json_value(value: object, expected: object) -> bool:
     """Equal and of the same JSON type all the way down (True is not 1)."""
     if isinstance(expected, dict):
         return (
             isinstance(value, dict)
             and value.keys() == expected.keys()
-            and all(_same(value[key], expected[key]) for key in expected)
+            and all(same_json_value(value[key], expected[key]) for key in expected)
         )
     if isinstance(expected, list):
         return (
             isinstance(value, list)
             and len(value) == len(expected)
-            and all(_same(v, e) for v, e in zip(value, expected))
+            and all(same_json_value(v, e) for v, e in zip(value, expected))
         )
     return type(value) is type(expected) and value == expected
 
@@ -350,7 +350,7 @@ def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
     as_text = []
     for key, expected in PROBE_ARGUMENTS.items():
         value = arguments[key]
-        if _same(value, expected):
+        if same_json_value(value, expected):
             continue
         if isinstance(value, str) and value in _spellings(expected):
             as_text.append(key)

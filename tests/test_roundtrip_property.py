@@ -52,7 +52,7 @@ from jinja2 import TemplateError
 from transformers.utils.chat_parsing.response_parser import parse_response
 
 from templatestudio import corpus
-from templatestudio.detect import ChatTemplate, probe_template
+from templatestudio.detect import ChatTemplate, probe_template, same_json_value
 from templatestudio.dispatch import coerce_arguments
 from templatestudio.formats import FORMATS, MISTRAL_ARGS_RESPONSE_TEMPLATE
 from templatestudio.leaks import assert_no_unparsed_markers
@@ -240,23 +240,6 @@ def by_response_template(
         (call["function"]["name"], call["function"]["arguments"])
         for call in message.get("tool_calls", [])
     ]
-
-
-def same(value: object, expected: object) -> bool:
-    """Equal, and of the same JSON type all the way down."""
-    if isinstance(expected, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == expected.keys()
-            and all(same(value[k], expected[k]) for k in expected)
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(value, list)
-            and len(value) == len(expected)
-            and all(same(v, e) for v, e in zip(value, expected))
-        )
-    return type(value) is type(expected) and value == expected
 
 
 # --- what a template's wire text cannot carry ----------------------------------------
@@ -462,14 +445,14 @@ def check_round_trip(subject: Subject, calls: list[tuple[str, dict]]) -> None:
     note(f"wire: {wire!r}")
     read = by_parser(fmt, wire, calls)
     assert len(read) == len(calls) and all(
-        name == want_name and same(args, want_args) for (name, args), (want_name, want_args) in zip(read, calls)
+        name == want_name and same_json_value(args, want_args) for (name, args), (want_name, want_args) in zip(read, calls)
     ), f"parser read {read!r}"
     if limits(READER_LIMITS, subject, calls):
         return
     for template in response_templates(subject, wire):
         read = by_response_template(template, fmt, wire, calls)
         assert len(read) == len(calls) and all(
-            name == want_name and same(args, want_args)
+            name == want_name and same_json_value(args, want_args)
             for (name, args), (want_name, want_args) in zip(read, calls)
         ), f"response template read {read!r}"
 
@@ -609,6 +592,22 @@ def test_pythonic_keyword_name_is_not_a_call():
     assert FORMATS["pythonic"].parser.scan(wire) == []
 
 
+def read_note_both_ways(fmt: str, value: str):
+    """A one-call turn with value as its text, read by the parser and by the response template.
+
+    A response template's ValueError comes back as its text, so the caller can
+    assert it did not return the call.
+    """
+    subject = subjects_of(fmt)[0]
+    calls = [("note", {"text": value})]
+    wire = render_wire(subject, calls)
+    try:
+        template_read = by_response_template(response_templates(subject, wire)[0], fmt, wire, calls)
+    except ValueError as error:
+        template_read = f"{type(error).__name__}: {error}"
+    return by_parser(fmt, wire, calls), template_read, calls
+
+
 @pytest.mark.parametrize(
     "fmt, value",
     [
@@ -621,15 +620,9 @@ def test_pythonic_keyword_name_is_not_a_call():
 )
 def test_response_templates_cannot_read_a_closer_inside_a_string(fmt, value):
     """The parser reads the call; the response template's region ends inside the string."""
-    subject = subjects_of(fmt)[0]
-    calls = [("note", {"text": value})]
-    wire = render_wire(subject, calls)
-    assert by_parser(fmt, wire, calls) == calls
-    try:
-        read = by_response_template(response_templates(subject, wire)[0], fmt, wire, calls)
-    except ValueError as error:
-        read = f"{type(error).__name__}: {error}"
-    assert read != calls
+    parser_read, template_read, calls = read_note_both_ways(fmt, value)
+    assert parser_read == calls
+    assert template_read != calls
 
 
 def test_gemma4_variants_write_null_differently():
@@ -646,15 +639,9 @@ def test_gemma4_variants_write_null_differently():
     ],
 )
 def test_response_template_json_dialect_limits(fmt, value):
-    subject = subjects_of(fmt)[0]
-    calls = [("note", {"text": value})]
-    wire = render_wire(subject, calls)
-    assert by_parser(fmt, wire, calls) == calls
-    try:
-        read = by_response_template(response_templates(subject, wire)[0], fmt, wire, calls)
-    except ValueError as error:
-        read = f"{type(error).__name__}: {error}"
-    assert read != calls
+    parser_read, template_read, calls = read_note_both_ways(fmt, value)
+    assert parser_read == calls
+    assert template_read != calls
 
 
 def test_gemma4_response_template_refuses_the_none_its_template_writes():

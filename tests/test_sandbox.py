@@ -40,6 +40,7 @@ from templatestudio.sandbox import (
     TemplateTimeout,
     run_sandboxed,
 )
+from test_check_cli import HERMES_TEMPLATE  # the same small Hermes template `check` is tested on
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE = 2.0
@@ -60,15 +61,6 @@ MEMORY_BOMBS = {
     ),
 }
 ESCAPE = "{{ lipsum.__globals__.os.popen('id').read() }}"
-HERMES_TEMPLATE = (
-    "{%- if tools %}<|tools|>{% for tool in tools %}{{ tool.function.name }} {% endfor %}<|end|>{% endif -%}"
-    "{%- for message in messages -%}<|{{ message.role }}|>"
-    "{%- if message.tool_calls -%}{%- for call in message.tool_calls -%}"
-    '<tool_call>{"name": "{{ call.function.name }}", '
-    '"arguments": {{ call.function.arguments | tojson }}}</tool_call>'
-    "{%- endfor -%}{%- else -%}{{ message.content }}{%- endif -%}<|end|>{%- endfor -%}"
-    "{%- if add_generation_prompt %}<|assistant|>{% endif -%}"
-)
 CONVERSATION = [{"role": "user", "content": "What is one euro in yen?"}]
 
 
