@@ -1,0 +1,381 @@
+"""The one reading machine: a reply in, events out, whether it comes whole or in chunks.
+
+``Machine`` is what both ``ToolCallStream`` (fed chunk by chunk) and the
+whole-text reader (fed once, then closed) run, so the two cannot disagree:
+for any text, any chunking gives the same events, or the same exception.
+
+How it reads, left to right:
+
+- At the start of the reply (and again right after a reasoning block),
+  leading whitespace is text; then the format's reasoning opener starts a
+  reasoning block, and a start-only opener (a bare ``[name(`` reply) may
+  open a call.
+- Elsewhere it looks for the literal of any opener of any registered
+  format. At a literal, each opener's pattern decides whether a call opens
+  there or the literal is prose ("Qwen wraps calls in <tool_call> tags").
+- An opened call is a region; the opener's extent finds its end and the
+  format's strict reader reads it. The reader may return calls, say the
+  region is not a call after all (then it is text), or refuse it.
+- A call of the machine's own format becomes ``ToolCallEvent``; a call
+  in another format is a leak and raises ``UnparsedToolCall`` naming the
+  marker and its offset; so does a region the reader refuses, and a reply
+  that ends inside an opened call (or inside an opening that could still
+  be one).
+
+Work is linear: each character is searched, scanned by an opening
+automaton or crossed by an extent a bounded number of times, which
+``examined`` counts. Not handled: reasoning that is not at the start of
+the reply (a later ``<think>`` is text), and calls inside reasoning (they
+are reasoning text, never events).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall
+from templatestudio.formats import FORMATS
+from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
+from templatestudio.resumable_match import FAILED, MATCHED, Scan
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Reply text the user may see."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningDelta:
+    """Text of the model's reasoning block; never read for calls."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """One whole tool call, read by the machine's format, with its id when the format writes one."""
+
+    call: ParsedToolCall
+    id: str | None = None
+
+
+Event = TextDelta | ReasoningDelta | ToolCallEvent
+
+
+@dataclass(frozen=True)
+class Marker:
+    """Where a call in some format opens: its literal, offset and format names."""
+
+    text: str
+    offset: int
+    formats: tuple[str, ...]
+
+
+def merge_deltas(events: list[Event]) -> list[Event]:
+    """events with each run of adjacent deltas of one kind joined into one, empty ones dropped."""
+    merged: list[Event] = []
+    for event in events:
+        if isinstance(event, ToolCallEvent):
+            merged.append(event)
+        elif event.text:
+            if merged and type(merged[-1]) is type(event):
+                merged[-1] = type(event)(merged[-1].text + event.text)
+            else:
+                merged.append(event)
+    return merged
+
+
+class _Candidate:
+    """One opener being tried at a literal: its format and its automaton's scan."""
+
+    def __init__(self, fmt: Format, opener: Opener, anchor: int) -> None:
+        self.format = fmt
+        self.opener = opener
+        self.scan: Scan = opener.automaton.scan()
+        self.anchor = anchor  # buffer index of the literal's first character
+        self.fed = anchor  # buffer index up to which the scan has read
+        self.verdict = "more"
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the text ended while this opening was still possible, far enough in to count."""
+        return self.verdict == "more" and self.fed - self.anchor >= self.opener.cut_length
+
+
+def _all_openers(own: Format | None) -> list[tuple[Format, Opener]]:
+    formats = list(FORMATS.values())
+    if own is not None:
+        formats = [own, *(fmt for fmt in formats if fmt is not own)]
+    return [(fmt, opener) for fmt in formats for opener in fmt.openers]
+
+
+_SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}]*")
+
+
+class Machine:
+    """Reads a reply for one format (or for none: then every call found is foreign).
+
+    feed(text) appends text and returns the events it settles; close()
+    ends the reply. record=True collects foreign calls in ``markers``
+    instead of raising (that is how ``leaks.find_call_markers`` surveys a
+    text). reasoning_open says the prompt already opened the reasoning block.
+    """
+
+    def __init__(self, fmt: Format | None, *, reasoning_open: bool = False, record: bool = False) -> None:
+        self.format = fmt
+        self.record = record
+        self.markers: list[Marker] = []
+        self.examined = 0
+        self._reasoning = fmt.reasoning if fmt is not None else None
+        pairs = _all_openers(fmt)
+        self._anywhere: dict[str, list[tuple[Format, Opener]]] = {}
+        for pair in pairs:
+            if not pair[1].start_only:
+                self._anywhere.setdefault(pair[1].literal, []).append(pair)
+        self._start = [pair for pair in pairs if pair[1].start_only]
+        literals = sorted(self._anywhere, key=len, reverse=True)
+        firsts = re.escape("".join(sorted({item[0] for item in literals})))
+        # The class in front lets the search skip to a possible first character at C speed.
+        self._literals = re.compile(f"(?=[{firsts}])(?:{'|'.join(re.escape(item) for item in literals)})")
+        self._longest = max(map(len, literals))
+        self._buffer = ""
+        self._at = 0  # index in _buffer of the first character not yet settled
+        self._base = 0  # reply offset of _buffer[0]
+        self._mode = "reason" if (reasoning_open and self._reasoning) else "start"
+        self._candidates: list[_Candidate] = []
+        self._from_start = False
+        self._region: tuple[Format, Opener, Extent] | None = None
+        self._events: list[Event] = []
+        self._closed = False
+
+    # -- public ---------------------------------------------------------------
+    def feed(self, text: str) -> list[Event]:
+        if self._closed:
+            raise RuntimeError("the reply was already closed")
+        if self._mode in ("start", "text", "reason") and self._at:
+            # Nothing is held but a partial literal: drop what is settled.
+            self._base += self._at
+            self._buffer, self._at = self._buffer[self._at :], 0
+        self._buffer += text
+        self._run(final=False)
+        return self._take()
+
+    def close(self) -> list[Event]:
+        if self._closed:
+            raise RuntimeError("the reply was already closed")
+        self._closed = True
+        self._run(final=True)
+        return self._take()
+
+    def _take(self) -> list[Event]:
+        events, self._events = merge_deltas(self._events), []
+        return events
+
+    # -- helpers ------------------------------------------------------------------
+    def _emit(self, kind: type, end: int) -> None:
+        """Settle the buffer up to end as one delta of kind."""
+        if end > self._at:
+            self._events.append(kind(self._buffer[self._at : end]))
+            self._at = end
+
+    @property
+    def offset(self) -> int:
+        """Reply offset of the first unsettled character."""
+        return self._base + self._at
+
+    def _reader_name(self) -> str:
+        return f"the {self.format.name} format" if self.format is not None else "the reader"
+
+    # -- the modes ----------------------------------------------------------------
+    def _run(self, final: bool) -> None:
+        step = {"reason": self._reason, "start": self._start_of_reply, "text": self._text,
+                "decide": self._decide, "region": self._in_region}
+        while step[self._mode](final):
+            pass
+
+    def _reason(self, final: bool) -> bool:
+        closer = self._reasoning[1]
+        end = self._buffer.find(closer, self._at)
+        if end != -1:
+            self.examined += end + len(closer) - self._at
+            self._emit(ReasoningDelta, end)
+            self._at = end + len(closer)
+            self._mode = "start"
+            return True
+        keep = 0 if final else _partial_suffix(self._buffer, closer)
+        self.examined += len(self._buffer) - keep - self._at
+        self._emit(ReasoningDelta, len(self._buffer) - keep)
+        return False
+
+    def _start_of_reply(self, final: bool) -> bool:
+        buffer = self._buffer
+        first = _SPACE_RUN.match(buffer, self._at).end()
+        self.examined += first - self._at
+        self._emit(TextDelta, first)
+        if first == len(buffer):
+            return False
+        head = buffer[first : first + self._longest + 32]
+        if self._reasoning:
+            opener = self._reasoning[0]
+            if head.startswith(opener):
+                self._at = first + len(opener)
+                self._mode = "reason"
+                return True
+            if not final and opener.startswith(head):
+                return False
+        literals = {opener.literal for _, opener in self._start}
+        if not final and any(len(head) < len(item) and item.startswith(head) for item in literals):
+            return False
+        starts = [(fmt, opener) for fmt, opener in self._start if head.startswith(opener.literal)]
+        self._mode = "text"
+        if starts:
+            self._candidates = [_Candidate(fmt, opener, first) for fmt, opener in starts]
+            self._from_start = True
+            self._mode = "decide"
+        return True
+
+    def _text(self, final: bool) -> bool:
+        buffer = self._buffer
+        found = self._literals.search(buffer, self._at)
+        if found is None:
+            keep = 0 if final else self._partial_literal(buffer)
+            self.examined += len(buffer) - keep - self._at
+            self._emit(TextDelta, len(buffer) - keep)
+            return False
+        self.examined += found.end() - self._at
+        self._emit(TextDelta, found.start())
+        self._candidates = [_Candidate(fmt, opener, found.start()) for fmt, opener in self._anywhere[found.group()]]
+        self._from_start = False
+        self._mode = "decide"
+        return True
+
+    def _partial_literal(self, buffer: str) -> int:
+        """Length of the longest end of buffer (past the settled part) that begins some literal."""
+        for size in range(min(self._longest - 1, len(buffer) - self._at), 0, -1):
+            tail = buffer[-size:]
+            if any(literal.startswith(tail) for literal in self._anywhere):
+                return size
+        return 0
+
+    def _decide(self, final: bool) -> bool:
+        buffer = self._buffer
+        for candidate in self._candidates:
+            if candidate.verdict == "more":
+                before = candidate.scan.examined
+                candidate.verdict, _ = candidate.scan.feed(buffer, candidate.fed)
+                self.examined += candidate.scan.examined - before
+                candidate.fed = len(buffer)
+        if not final and any(candidate.verdict == "more" for candidate in self._candidates):
+            return False
+        matched = [candidate for candidate in self._candidates if candidate.verdict == MATCHED]
+        self._mode = "text"
+        if matched:
+            chosen = matched[0]  # own format first: _all_openers put it first
+            self._at = chosen.anchor
+            self._region = (chosen.format, chosen.opener, chosen.opener.extent())
+            self._mode = "region"
+            return True
+        cut = [candidate for candidate in self._candidates if candidate.cut_short]
+        if cut:
+            self._fail_cut(cut[0].format, cut[0].opener)
+        if not self._from_start:
+            literal = self._candidates[0].opener.literal
+            self.examined += len(literal)
+            self._emit(TextDelta, self._at + len(literal))
+        return True
+
+    def _in_region(self, final: bool) -> bool:
+        fmt, opener, extent = self._region
+        before = extent.examined
+        end = extent.advance(self._buffer, self._at, final)
+        self.examined += extent.examined - before
+        if end is None:
+            if final:
+                self._region, self._mode = None, "text"
+                self._fail_cut(fmt, opener)
+                self._emit(TextDelta, len(self._buffer))  # recorded: the rest is text
+            return False
+        region = self._buffer[self._at : end]
+        self._region, self._mode = None, "text"
+        try:
+            spans = fmt.read_region(region, opener)
+        except CallSyntaxError as error:
+            self._refuse(fmt, opener, str(error))
+            spans = None  # recorded: the region is kept as text
+        if spans is None or fmt is not self.format:
+            if spans is not None:
+                self._foreign(fmt, opener)
+            self._emit(TextDelta, end)
+            return True
+        cursor = 0
+        for span in spans:
+            if span.start > cursor:
+                self._events.append(TextDelta(region[cursor : span.start]))
+            self._events.append(ToolCallEvent(span.call, span.id))
+            cursor = max(cursor, span.end)
+        if cursor < len(region):
+            self._events.append(TextDelta(region[cursor:]))
+        self._at = end
+        return True
+
+    # -- refusals ------------------------------------------------------------------
+    def _foreign(self, fmt: Format, opener: Opener) -> None:
+        if self.record:
+            self.markers.append(Marker(opener.literal, self.offset, (fmt.name,)))
+            return
+        raise UnparsedToolCall(
+            f"{self._reader_name()} left a tool call unread: {opener.literal!r} at offset "
+            f"{self.offset} opens a call in the {fmt.name} format"
+        )
+
+    def _refuse(self, fmt: Format, opener: Opener, reason: str) -> None:
+        if fmt is not self.format:
+            self._foreign(fmt, opener)
+            return
+        raise UnparsedToolCall(
+            f"{self._reader_name()} cannot read the tool call at offset {self.offset} "
+            f"({opener.literal!r}): {reason}"
+        )
+
+    def _fail_cut(self, fmt: Format, opener: Opener) -> None:
+        if fmt is not self.format:
+            self._foreign(fmt, opener)
+            return
+        shown = self._buffer[self._at : self._at + 24]
+        raise UnparsedToolCall(
+            f"the reply ended inside a tool call: {shown!r} at offset {self.offset} was never closed"
+        )
+
+
+def _partial_suffix(text: str, literal: str) -> int:
+    """Length of the longest end of text that is a proper prefix of literal."""
+    for size in range(min(len(literal) - 1, len(text)), 0, -1):
+        if literal.startswith(text[-size:]):
+            return size
+    return 0
+
+
+def read_events(text: str, fmt: Format | None, *, reasoning_open: bool = False) -> list[Event]:
+    """The events of a whole reply: one feed, then close, of the same machine a stream runs."""
+    machine = Machine(fmt, reasoning_open=reasoning_open)
+    return merge_deltas(machine.feed(text) + machine.close())
+
+
+def spans_of(events: list[Event]) -> list[ToolCallEvent]:
+    return [event for event in events if isinstance(event, ToolCallEvent)]
+
+
+__all__ = [
+    "CallSpan",
+    "Event",
+    "Machine",
+    "Marker",
+    "ReasoningDelta",
+    "TextDelta",
+    "ToolCallEvent",
+    "merge_deltas",
+    "read_events",
+]

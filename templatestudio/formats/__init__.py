@@ -1,0 +1,32 @@
+"""The registry of tool-call wire formats, one module per format.
+
+Each module defines ``FORMAT``, a ``templatestudio.formats.base.Format``
+holding everything the package knows about that wire shape. Adding a format
+means writing its module and naming it in ``_MODULES``; the registry test
+(``tests/test_registry.py``) fails when a format lacks any part.
+"""
+
+from __future__ import annotations
+
+from templatestudio.formats import fenced_json, gemma4, hermes, llama3_json, mistral, pythonic, qwen_xml
+from templatestudio.formats.base import Format
+
+_MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythonic)
+
+FORMATS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _MODULES}
+
+
+class UnknownFormat(ValueError):
+    """A format name the registry does not hold."""
+
+
+def get_format(name: str) -> Format:
+    """The registered format called name; UnknownFormat lists the known names."""
+    try:
+        return FORMATS[name]
+    except KeyError:
+        known = ", ".join(FORMATS)
+        raise UnknownFormat(f"unknown tool-call format {name!r}; known formats: {known}") from None
+
+
+__all__ = ["FORMATS", "Format", "UnknownFormat", "get_format"]

@@ -1,0 +1,161 @@
+"""What one wire format is made of: the pieces every format module fills in.
+
+A ``Format`` holds everything the package knows about one way of writing a
+tool call: the openers (literal text plus the pattern that says a call, not
+prose, starts there), how far a call reaches once opened (its extent), the
+strict reader of one call region, the reasoning channel of the families that
+write it, the response template where one can express the shape, the values
+the wire cannot carry, and samples (valid calls and near misses) that the
+tests and benchmarks draw on. ``templatestudio.engine`` runs these pieces;
+nothing outside a format's module knows a fact about its wire shape.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.resumable_match import Automaton, Pattern, chars, literal, run, sequence
+
+# JSON's own whitespace, and the only whitespace any marker pattern allows:
+# one definition, so no two readers disagree on what \s means.
+WS = "[ \t\n\r]"
+SPACES = run(chars(WS))
+JSON_SPACE = " \t\n\r"
+
+
+class CallSyntaxError(ValueError):
+    """Internal: a region that opened as a call is not one the format can read.
+
+    The engine turns it into ``UnparsedToolCall`` with the region's offset.
+    """
+
+
+class Extent:
+    """Finds where a call region ends.
+
+    ``advance(buffer, start, final)`` is called with the text so far, the
+    region starting at buffer[start] (each call's buffer extends the last
+    one), and returns the buffer index just past the region's end, or None
+    while it is still open. It keeps its
+    place, so every character is examined once whatever the chunking, and
+    its answer depends only on the text, never on where chunks were cut.
+    """
+
+    examined: int = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Opener:
+    """One way a call of a format opens.
+
+    literal: fixed text every such call starts with; opening: the pattern,
+    from the literal's first character, that tells a call from prose naming
+    the literal; extent: a factory of the ``Extent`` that finds the call's
+    end; start_only: the call can only open a reply (after whitespace);
+    cut_after: how many characters of a still-possible opening make a reply
+    that ends there a call cut short rather than prose (default: the
+    literal's length).
+    """
+
+    literal: str
+    opening: Pattern
+    extent: Callable[[], Extent]
+    start_only: bool = False
+    cut_after: int | None = None
+    automaton: Automaton = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "automaton", Automaton(self.opening))
+
+    @property
+    def cut_length(self) -> int:
+        return len(self.literal) if self.cut_after is None else self.cut_after
+
+
+def opener_pattern(literal_text: str, *rest: Pattern) -> Pattern:
+    return sequence(literal(literal_text), *rest)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """A reply and the calls (and ids) a reader must return for it."""
+
+    text: str
+    calls: tuple[ParsedToolCall, ...]
+    ids: tuple[str | None, ...] = ()
+    source: str = ""
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A reply that is not a readable call: it must raise, or come back as text."""
+
+    text: str
+    raises: bool
+    why: str
+
+
+@dataclass(frozen=True)
+class WireLimit:
+    """Arguments a format cannot carry, with a test on a call's arguments.
+
+    where: "wire" when the wire shape itself cannot carry them (no reader
+    could read them back), "response template" when the format's reader
+    reads them but its response template cannot.
+    """
+
+    description: str
+    applies: Callable[[dict], bool]
+    where: str = "wire"
+
+
+def any_string(value: object, predicate: Callable[[str], bool]) -> bool:
+    """Whether predicate holds for any string in value, keys included, at any depth."""
+    if isinstance(value, str):
+        return predicate(value)
+    if isinstance(value, dict):
+        return any(predicate(key) or any_string(item, predicate) for key, item in value.items())
+    if isinstance(value, list):
+        return any(any_string(item, predicate) for item in value)
+    return False
+
+
+@dataclass(frozen=True, eq=False)
+class Format:
+    """One tool-call wire format, complete. Formats compare by identity."""
+
+    name: str
+    description: str
+    openers: tuple[Opener, ...]
+    read_region: Callable[[str, Opener], list[CallSpan] | None]
+    write_call: Callable[[ParsedToolCall], str]
+    closers: tuple[str, ...]
+    response_template: dict | None
+    no_response_template: str
+    reasoning: tuple[str, str] | None
+    samples: tuple[Sample, ...]
+    near_misses: tuple[NearMiss, ...]
+    wire_limits: tuple[WireLimit, ...]
+    corpus_labels: tuple[str, ...]
+    variants: tuple[str, ...] = ()
+    string_arguments: bool = False  # whether values are text to be typed against the schema
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(opener.literal for opener in self.openers))
+
+    @property
+    def start_only(self) -> bool:
+        return all(opener.start_only for opener in self.openers)
+
+    def limits_for(self, arguments: dict, where: str = "wire") -> list[WireLimit]:
+        """The limits of kind where that apply to a call with these arguments."""
+        return [limit for limit in self.wire_limits if limit.where == where and limit.applies(arguments)]
+
+    def __repr__(self) -> str:
+        return f"Format({self.name!r})"

@@ -1,0 +1,210 @@
+"""The shared ways a call region ends, each a resumable scanner (see ``base.Extent``).
+
+- ``TagExtent``: at a closing literal, not counting closers inside strings
+  (JSON strings with backslash escapes, or a format's own string delimiter).
+- ``ValueExtent``: where the first bracketed value after the opener closes
+  again, stepping over strings (JSON or Python quoting).
+- ``EndOfReply``: the region runs to the end of the reply.
+
+Each searches with compiled regexes from where it stopped, so a long
+string argument is crossed at C speed and nothing is read twice. A literal
+that may still be completing at the end of the buffer is left for the next
+call, which is what keeps the answer independent of chunk boundaries.
+
+Not handled: strings in triple quotes; comments inside JSON.
+"""
+
+from __future__ import annotations
+
+import re
+
+from templatestudio.formats.base import Extent
+
+# The body of a JSON string from just past its opening quote: runs of plain
+# characters or escape pairs, possessive so it never backtracks.
+_JSON_STRING_BODY = re.compile(r'(?:[^"\\]++|\\.)*+', re.S)
+_PY_STRING_BODY = {
+    "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
+    '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.S),
+}
+
+
+class TagExtent(Extent):
+    """Ends just past ``close``, found outside strings, searched from ``skip`` on.
+
+    strings: None (no strings: the first closer ends the call), "json"
+    (double-quoted with backslash escapes), or a delimiter that both opens
+    and closes a string with nothing escaped (Gemma 4's ``<|"|>``).
+    close_at_end: at the end of the reply an unclosed region ends there (its
+    reader then decides whether what it holds is a whole call).
+    """
+
+    def __init__(self, skip: int, close: str, strings: str | None = None, *, close_at_end: bool = False) -> None:
+        self.close = close
+        self.close_at_end = close_at_end
+        self.strings = strings
+        self.position = skip
+        self.in_string = False
+        self.examined = 0
+        opener = '"' if strings == "json" else strings
+        parts = [re.escape(close)] + ([re.escape(opener)] if opener else [])
+        self._outside = re.compile("|".join(parts))
+        self._delimiter = opener
+        self._longest = max(len(close), len(opener or ""))
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        end = self._advance(buffer, start)
+        if end is None and final and self.close_at_end:
+            return len(buffer)
+        return end
+
+    def _advance(self, buffer: str, start: int) -> int | None:
+        position = start + self.position
+        try:
+            while True:
+                if self.in_string:
+                    if self.strings == "json":
+                        end = _JSON_STRING_BODY.match(buffer, position).end()
+                        if end >= len(buffer) or buffer[end] != '"':
+                            self.examined += end - position
+                            # The string is still open (or a lone backslash waits for its pair).
+                            position = end
+                            return None
+                        self.examined += end + 1 - position
+                        position = end + 1
+                    else:
+                        end = buffer.find(self._delimiter, position)
+                        if end == -1:
+                            safe = max(position, len(buffer) - len(self._delimiter) + 1)
+                            self.examined += safe - position
+                            position = safe
+                            return None
+                        self.examined += end + len(self._delimiter) - position
+                        position = end + len(self._delimiter)
+                    self.in_string = False
+                    continue
+                found = self._outside.search(buffer, position)
+                if found is None:
+                    safe = max(position, len(buffer) - self._longest + 1)
+                    self.examined += safe - position
+                    position = safe
+                    return None
+                self.examined += found.end() - position
+                position = found.end()
+                if found.group() == self.close:
+                    return position
+                self.in_string = True
+        finally:
+            self.position = position - start
+
+
+class ValueExtent(Extent):
+    """Ends just past the bracketed value that follows the opener.
+
+    skip: characters to pass over first (the opener's literal); quotes:
+    "json" (``"`` strings) or "python" (``'`` and ``"`` strings); brackets:
+    the pairs that nest. Before the value opens, head_units are passed over
+    whole (Mistral's ``[ARGS]`` is not a bracket), and a stop_at literal
+    ends the region just before it (the next call's marker). Quotes before
+    the value opens are ordinary characters.
+    """
+
+    def __init__(
+        self,
+        skip: int,
+        *,
+        quotes: str = "json",
+        brackets: str = "[]{}",
+        head_units: tuple[str, ...] = (),
+        stop_at: tuple[str, ...] = (),
+    ) -> None:
+        self.position = skip
+        self.depth = 0
+        self.quote: str | None = None
+        self.examined = 0
+        self._quotes = "\"'" if quotes == "python" else '"'
+        self._opening = brackets[0::2]
+        self._inside = re.compile("[" + re.escape(brackets + self._quotes) + "]")
+        self._units = head_units
+        self._stops = stop_at
+        firsts = {unit[0] for unit in (*head_units, *stop_at)} | set(self._opening)
+        self._head = re.compile("[" + re.escape("".join(sorted(firsts))) + "]")
+
+    def _string_end(self, buffer: str, position: int) -> int | None:
+        body = _JSON_STRING_BODY if self._quotes == '"' else _PY_STRING_BODY[self.quote]
+        end = body.match(buffer, position).end()
+        if end >= len(buffer):
+            return None
+        # Past the closing quote; a newline (which ends no string) breaks the
+        # value, and the region ends there for the reader to refuse.
+        return end + 1 if buffer[end] == self.quote else end
+
+    def _head_step(self, buffer: str, at: int, final: bool) -> tuple[str, int]:
+        """What starts at buffer[at] before the value opens: unit, stop, open, wait or skip."""
+        for kind, units in (("unit", self._units), ("stop", self._stops)):
+            for unit in units:
+                if buffer.startswith(unit, at):
+                    return kind, at + len(unit)
+                if not final and unit.startswith(buffer[at:]):
+                    return "wait", at
+        return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        position = start + self.position
+        try:
+            while True:
+                if self.quote is not None:
+                    end = self._string_end(buffer, position)
+                    if end is None:
+                        self.examined += len(buffer) - position
+                        position = len(buffer)
+                        return None
+                    self.examined += end - position
+                    position, self.quote = end, None
+                    continue
+                if not self.depth:
+                    found = self._head.search(buffer, position)
+                    if found is None:
+                        self.examined += len(buffer) - position
+                        position = len(buffer)
+                        return None
+                    kind, after = self._head_step(buffer, found.start(), final)
+                    self.examined += after - position
+                    if kind == "wait":
+                        position = found.start()
+                        return None
+                    if kind == "stop":
+                        position = found.start()
+                        return position
+                    position = after
+                    if kind == "open":
+                        self.depth = 1
+                    continue
+                found = self._inside.search(buffer, position)
+                if found is None:
+                    self.examined += len(buffer) - position
+                    position = len(buffer)
+                    return None
+                self.examined += found.end() - position
+                position = found.end()
+                token = found.group()
+                if token in self._quotes:
+                    self.quote = token
+                elif token in self._opening:
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth == 0:
+                        return position
+        finally:
+            self.position = position - start
+
+
+class EndOfReply(Extent):
+    """A call that is the rest of the reply ends only with it."""
+
+    def __init__(self) -> None:
+        self.examined = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        return len(buffer) if final else None

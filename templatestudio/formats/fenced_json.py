@@ -1,0 +1,97 @@
+"""Fenced JSON: a ```json code block holding one ``{"name", "arguments"}`` object (Qwen2.5-Coder).
+
+The opening is the fence, then an object (or a list) whose first key is
+``name`` in either quote: that is what tells a call from a code sample.
+Read: a JSON object with ``name`` and ``arguments`` (or ``parameters``).
+A block whose ``parameters`` is a JSON schema (``"type": "object"`` with
+``properties``) documents a tool and stays text. Refused: single-quoted
+pseudo-JSON, a list of calls, comments inside the JSON. Not detected: a
+call whose first key is not ``name``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.jsonbody import call_from, decode_at, looks_like_schema, skip_space
+from templatestudio.resumable_match import either, literal, optional, sequence
+
+OPEN, CLOSE = "```json", "```"
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_start|>assistant\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"```json\s*",
+            "close_pattern": r"\s*```",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+    start = skip_space(region, len(OPEN))
+    if region.startswith("[", start):
+        raise CallSyntaxError("a list of calls in one fenced block is not this format")
+    payload, after = decode_at(region, start)
+    if isinstance(payload, dict) and looks_like_schema(payload.get("parameters")):
+        return None  # a tool's schema shown as documentation
+    call, _ = call_from(payload, argument_keys=("arguments", "parameters"), string_arguments=True)
+    after = skip_space(region, after)
+    if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
+        raise CallSyntaxError(f"expected {CLOSE} after the call's JSON, at offset {after}")
+    return [CallSpan(call, 0, len(region))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return f"{OPEN}\n{json.dumps({'name': call.name, 'arguments': call.arguments}, ensure_ascii=False)}\n{CLOSE}"
+
+
+_NAME_KEY = either(literal('"name"'), literal("'name'"))
+OPENER = Opener(
+    OPEN,
+    opener_pattern(OPEN, SPACES, optional(sequence(literal("["), SPACES)), literal("{"), SPACES, _NAME_KEY),
+    lambda: TagExtent(len(OPEN), CLOSE, "json"),
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+
+FORMAT = Format(
+    name="fenced-json",
+    description='a fenced json code block holding {"name", "arguments"} (Qwen2.5-Coder)',
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=(CLOSE,),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample('```json\n{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}\n```', (CALL,),
+               source="Qwen2.5-Coder habit"),
+        Sample('Sure.\n```json\n{"name": "a", "arguments": {}}\n```\n```json\n{"name": "b", "arguments": {"x": 1}}\n```',
+               (ParsedToolCall("a", {}), ParsedToolCall("b", {"x": 1}))),
+    ),
+    near_misses=(
+        NearMiss("```json\n{'name': 'a', 'arguments': {}}\n```", True, "single-quoted pseudo-JSON"),
+        NearMiss('```json\n{"name": "a", "arguments": {} // note\n}\n```', True, "a comment inside the JSON"),
+        NearMiss('```json\n[{"name": "a", "arguments": {}}]\n```', True, "a list of calls"),
+        NearMiss('```json\n{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}\n```', False,
+                 "a tool schema shown as documentation"),
+        NearMiss('```json\n{"city": "Paris"}\n```', False, "JSON data"),
+    ),
+    wire_limits=(
+        WireLimit("a string holding ``` : the response template's close pattern ends the block",
+                  lambda arguments: any_string(arguments, lambda s: "```" in s), where="response template"),
+    ),
+    corpus_labels=("fenced-json",),
+)

@@ -1,0 +1,97 @@
+"""Decoding the JSON inside a call region, and checking that it has a call's shape.
+
+``json.JSONDecoder.raw_decode`` decodes from an offset at C speed and says
+where the value ended, so a region is decoded once, with no tokenising of
+our own. Every failure becomes ``CallSyntaxError`` with a reason a person
+can act on; nothing here raises anything else (deep nesting and integers
+past Python's digit limit included).
+"""
+
+from __future__ import annotations
+
+import json
+
+from templatestudio.calls import ParsedToolCall
+from templatestudio.formats.base import JSON_SPACE, CallSyntaxError
+
+_DECODER = json.JSONDecoder()
+
+
+def skip_space(text: str, index: int) -> int:
+    """The first index at or after index that is not JSON whitespace."""
+    length = len(text)
+    while index < length and text[index] in JSON_SPACE:
+        index += 1
+    return index
+
+
+def decode_at(text: str, index: int) -> tuple[object, int]:
+    """The JSON value starting exactly at index and the offset just past it."""
+    try:
+        return _DECODER.raw_decode(text, index)
+    except json.JSONDecodeError as error:
+        raise CallSyntaxError(f"invalid JSON at offset {error.pos}: {error.msg}") from None
+    except RecursionError:
+        raise CallSyntaxError("JSON nested too deeply to read") from None
+    except ValueError as error:  # e.g. an integer past the interpreter's digit limit
+        raise CallSyntaxError(f"JSON value cannot be read: {error}") from None
+
+
+def decode_whole(text: str, start: int, end: int) -> object:
+    """The one JSON value that fills text[start:end], whitespace around it allowed."""
+    value, stop = decode_at(text, skip_space(text, start))
+    if skip_space(text, stop) != end:
+        raise CallSyntaxError(f"unexpected text after the JSON value at offset {stop}")
+    return value
+
+
+def call_from(
+    payload: object,
+    *,
+    name_key: str = "name",
+    argument_keys: tuple[str, ...] = ("arguments",),
+    extras: dict | None = None,
+    string_arguments: bool = False,
+) -> tuple[ParsedToolCall, object]:
+    """payload as (call, extras dict) when it has exactly a name, its arguments and allowed extras.
+
+    extras maps each extra key allowed to a check on its value.
+    string_arguments also accepts arguments written as a JSON string that
+    decodes to an object (some models write them so); the call carries the
+    decoded object.
+    """
+    if not isinstance(payload, dict):
+        raise CallSyntaxError(f"a call must be a JSON object, not {type(payload).__name__}")
+    name = payload.get(name_key)
+    if not isinstance(name, str) or not name:
+        raise CallSyntaxError(f"the call has no {name_key!r} string")
+    present = [key for key in argument_keys if key in payload]
+    if len(present) != 1:
+        wanted = " or ".join(repr(key) for key in argument_keys)
+        raise CallSyntaxError(f"the call to {name!r} needs exactly one of {wanted}")
+    arguments = payload[present[0]]
+    if isinstance(arguments, str) and string_arguments:
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            raise CallSyntaxError(f"the arguments of {name!r} are a string that is not JSON") from None
+    if not isinstance(arguments, dict):
+        raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
+    allowed = extras or {}
+    found = {}
+    for key, value in payload.items():
+        if key in (name_key, present[0]):
+            continue
+        if key not in allowed or not allowed[key](value):
+            raise CallSyntaxError(f"the call to {name!r} has an unexpected key {key!r}")
+        found[key] = value
+    return ParsedToolCall(name, arguments), found
+
+
+def looks_like_schema(arguments: object) -> bool:
+    """Whether an 'arguments' object is a JSON schema (a tool's definition) rather than values."""
+    return (
+        isinstance(arguments, dict)
+        and arguments.get("type") == "object"
+        and isinstance(arguments.get("properties"), dict)
+    )

@@ -1,0 +1,129 @@
+"""Llama 3.1–3.3 JSON: ``{"name": ..., "parameters": {...}}``, maybe after ``<|python_tag|>``.
+
+A bare object opens a call wherever it stands, when its first key is
+``name``, ``parameters``, ``arguments`` or ``type`` (Llama 3.2 echoes the
+tool list's ``"type": "function"``; key order is not fixed). Read: exactly
+``name`` and ``parameters`` (``arguments`` is accepted for models tuned on
+OpenAI-style data), an optional ``"type": "function"``; the prose around
+the object stays content, which is what a reply like "Here is the result:
+{…} Would you like more?" needs. An object that is not a call (JSON data
+for the user, a tool's schema) stays text; a broken object that began with
+the call's own keys (``{"name": "…", "parameters":``) is refused.
+
+Not handled: Llama's built-in tools (``<|python_tag|>brave_search.call(…)``)
+are refused, not read; the ``;`` vLLM accepts between calls stays content.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import ValueExtent
+from templatestudio.formats.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
+from templatestudio.resumable_match import chars, either, literal, run
+
+TAG = "<|python_tag|>"
+_STRICT_START = re.compile(
+    rf'\{{{WS}*(?:"type"{WS}*:{WS}*"function"{WS}*,{WS}*)?"name"{WS}*:{WS}*"[^"\\]*"{WS}*,{WS}*"(?:parameters|arguments)"{WS}*:'
+)
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": (
+                r'(?:\A\s*(?:<\|python_tag\|>)?|(?<=;))\s*\{\s*(?:"type":\s*"function",\s*)?'
+                r'"name":\s*"(?P<name>[^"\\]+)",\s*"parameters":\s*'
+            ),
+            "close_pattern": r"\}\s*(?:;|\Z)",
+            "content": "json",
+            "repeats": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+    start = len(TAG) if opener.literal == TAG else 0
+    body = skip_space(region, start)
+    if opener.literal == TAG and not region.startswith("{", body):
+        raise CallSyntaxError("built-in tool calls after <|python_tag|> are not read")
+    try:
+        payload = decode_whole(region, body, len(region))
+    except CallSyntaxError:
+        if opener.literal == TAG or _STRICT_START.match(region, body):
+            raise
+        return None  # braces in prose that never were a call
+    if not isinstance(payload, dict) or "name" not in payload:
+        if opener.literal == TAG:
+            raise CallSyntaxError("the JSON after <|python_tag|> is not a call")
+        return None
+    if looks_like_schema(payload.get("parameters")):
+        return None
+    try:
+        call, _ = call_from(
+            payload, argument_keys=("parameters", "arguments"), extras={"type": lambda v: v == "function"},
+            string_arguments=True,
+        )
+    except CallSyntaxError:
+        if opener.literal == TAG or _STRICT_START.match(region, body):
+            raise
+        return None  # an object with a "name" that is data, not a call
+    return [CallSpan(call, 0, len(region))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return json.dumps({"name": call.name, "parameters": call.arguments}, ensure_ascii=False)
+
+
+_KEY = either(literal('"name"'), literal('"parameters"'), literal('"arguments"'), literal('"type"'))
+OPENERS = (
+    Opener("{", opener_pattern("{", SPACES, _KEY, SPACES, literal(":")), lambda: ValueExtent(0), cut_after=3),
+    Opener(TAG, opener_pattern(TAG, SPACES, either(literal("{"), chars(r"[A-Za-z_]"))),
+           lambda: ValueExtent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_ONE = '{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'
+
+FORMAT = Format(
+    name="llama3-json",
+    description='{"name", "parameters"} JSON, maybe after <|python_tag|>, anywhere in the reply (Llama 3.1-3.3)',
+    openers=OPENERS,
+    read_region=read_region,
+    write_call=write_call,
+    closers=("}",),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample(_ONE, (CALL,), source="Llama 3.1's template"),
+        Sample(TAG + _ONE, (CALL,)),
+        Sample('{"type": "function", "name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}', (CALL,),
+               source="Llama 3.2"),
+        Sample('{"parameters": {"base": "EUR", "quote": "JPY"}, "name": "get_exchange_rate"}', (CALL,), source="keys reversed"),
+        Sample("Here is the result: " + _ONE + " Would you like to know more?", (CALL,), source="a call inside prose"),
+    ),
+    near_misses=(
+        NearMiss('{"name": "get_exchange_rate", "parameters": {"base": "EUR"', True, "cut inside the JSON"),
+        NearMiss('The user is {"name": "Ada", "age": 36}.', False, "JSON data about a person"),
+        NearMiss('{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}', False, "a tool schema"),
+        NearMiss(TAG + 'brave_search.call(query="x")', True, "a built-in tool call"),
+    ),
+    wire_limits=(
+        WireLimit("a string holding } then ; : the response template's close pattern",
+                  lambda arguments: any_string(arguments, lambda s: re.search(r"\}\s*;", s) is not None),
+                  where="response template"),
+        WireLimit("a call with no arguments written as {} closes the response template's pattern early",
+                  lambda arguments: any_string(arguments, lambda s: "}" in s), where="response template"),
+    ),
+    corpus_labels=("llama3-json",),
+    variants=('"type": "function" (Llama 3.2)', "keys in any order", '"arguments" for "parameters"'),
+)

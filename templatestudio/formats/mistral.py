@@ -1,0 +1,147 @@
+"""Mistral: ``[TOOL_CALLS]`` then a JSON list, or ``NAME[ARGS]{…}`` per call.
+
+Shapes read, each after ``[TOOL_CALLS]``:
+
+- a JSON list ``[{"name", "arguments", "id"?}, …]``, also after a space
+  (Mistral Small 3.1, vLLM's Mistral templates);
+- one bare JSON object (Mistral 7B Instruct v0.3 writes it);
+- ``NAME[ARGS]{…}``, optionally ``NAME[CALL_ID]ID[ARGS]{…}`` (Mistral Small
+  3.2, Magistral), one marker per call.
+
+Arguments written as a JSON string holding an object are decoded (Mistral
+7B v0.3 does this). Ids, where written, must be letters and digits, and
+come back on the call's span. Refused: a name with no ``[ARGS]``
+(``[TOOL_CALLS]add{…}``), a bare name, junk before the list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import ValueExtent
+from templatestudio.formats.jsonbody import call_from, decode_whole, skip_space
+from templatestudio.resumable_match import chars, either, literal, run, sequence
+
+MARKER, ARGS, CALL_ID = "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"
+_NAMED = re.compile(r"([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9]+))?\[ARGS\]")
+_ID = {"id": lambda value: isinstance(value, str) and value.isascii() and value.isalnum()}
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "[/INST]",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"\[TOOL_CALLS\]\s*(?=\[)",
+            "close": "</s>",
+            "content": "json",
+            "transform_each": True,
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
+        },
+        "content": {"content": "text"},
+    },
+}
+
+ARGS_RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "[/INST]",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"\[TOOL_CALLS\](?P<name>[A-Za-z0-9_.\-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]",
+            "close_pattern": r"(?=\[TOOL_CALLS\])|</s>",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"content": "text"},
+    },
+}
+"""The ``NAME[ARGS]`` shape. One response template cannot read both shapes:
+the list needs ``transform_each`` over a parsed list, this one a name
+captured from the marker. Give this dict to a tokenizer whose template
+writes it (Mistral Small 3.2)."""
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    body = skip_space(region, len(MARKER))
+    if region.startswith("[", body) or region.startswith("{", body):
+        payload = decode_whole(region, body, len(region))
+        items = payload if isinstance(payload, list) else [payload]
+        if not items:
+            raise CallSyntaxError("an empty list of calls")
+        spans = []
+        for item in items:
+            call, extras = call_from(item, extras=_ID, string_arguments=True)
+            spans.append(CallSpan(call, 0, len(region), extras.get("id")))
+        return spans
+    named = _NAMED.match(region, len(MARKER))
+    if named is None:
+        raise CallSyntaxError(f"expected a JSON list or NAME{ARGS} after {MARKER}")
+    arguments = decode_whole(region, named.end(), len(region))
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments)
+        except (ValueError, RecursionError):
+            raise CallSyntaxError("the arguments are a string that is not JSON") from None
+    if not isinstance(arguments, dict):
+        raise CallSyntaxError(f"the arguments of {named.group(1)!r} must be a JSON object")
+    return [CallSpan(ParsedToolCall(named.group(1), arguments), 0, len(region), named.group(2))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return f"{MARKER}{call.name}{ARGS}{json.dumps(call.arguments, ensure_ascii=False)}"
+
+
+_NAME_CHAR = chars(r"[A-Za-z0-9_.\-]")
+OPENER = Opener(
+    MARKER,
+    opener_pattern(
+        MARKER,
+        either(
+            sequence(SPACES, chars(r"[\[{]")),
+            sequence(_NAME_CHAR, run(_NAME_CHAR), either(literal(ARGS), literal(CALL_ID), literal("{"))),
+        ),
+    ),
+    lambda: ValueExtent(len(MARKER), head_units=(ARGS, CALL_ID), stop_at=(MARKER, "</s>")),
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_ARGS = '{"base": "EUR", "quote": "JPY"}'
+
+FORMAT = Format(
+    name="mistral",
+    description="[TOOL_CALLS] then a JSON list, or NAME[ARGS]{...} per call (Mistral)",
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=("]", "}"),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample(f'{MARKER}[{{"name": "get_exchange_rate", "arguments": {_ARGS}}}]', (CALL,), source="Mistral Small 3.1"),
+        Sample(f'{MARKER} [{{"name": "get_exchange_rate", "arguments": {_ARGS}, "id": "call00001"}}]', (CALL,),
+               ids=("call00001",)),
+        Sample(f"{MARKER}get_exchange_rate{ARGS}{_ARGS}", (CALL,), source="Mistral Small 3.2"),
+        Sample(f"{MARKER}get_exchange_rate{CALL_ID}abc123XYZ{ARGS}{_ARGS}{MARKER}get_exchange_rate{ARGS}{_ARGS}",
+               (CALL, CALL), ids=("abc123XYZ", None)),
+        Sample(f'{MARKER} {{"name": "get_exchange_rate", "arguments": "{{\\"base\\": \\"EUR\\", \\"quote\\": \\"JPY\\"}}"}}',
+               (CALL,), source="Mistral 7B v0.3: a bare object, string arguments"),
+    ),
+    near_misses=(
+        NearMiss("Sure! [TOOL_CALLS]sear", True, "cut inside the name"),
+        NearMiss('[TOOL_CALLS]add{"a": 1}', True, "a name with no [ARGS]"),
+        NearMiss("[TOOL_CALLS]toolname_no_args", True, "a bare name at the end of the reply"),
+        NearMiss(f'{MARKER}[{{"name": "a"}}]', True, "no arguments"),
+        NearMiss("Mistral writes [TOOL_CALLS] before its calls.", False, "prose naming the token"),
+    ),
+    wire_limits=(
+        WireLimit("a string holding </s>: the response template closes at the first one",
+                  lambda arguments: any_string(arguments, lambda s: "</s>" in s), where="response template"),
+    ),
+    corpus_labels=("mistral",),
+    variants=("bare object and string arguments (Mistral 7B v0.3)", "NAME[CALL_ID]ID[ARGS] (Magistral)"),
+)

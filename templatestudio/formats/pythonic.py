@@ -1,0 +1,239 @@
+"""Pythonic: ``[name(key=value, …), …]``, Python call syntax with literal values.
+
+Where it stands: a bare list opening the reply (Llama 3.2 and Llama 4
+pythonic), LFM2's ``<|tool_call_start|>[…]<|tool_call_end|>`` and Llama 4's
+``<|python_start|>[…]<|python_end|>``, either of them anywhere; text around
+the list stays content. Read by a small parser of its own, never
+evaluated and not through ``ast``: ``ast`` NFKC-normalises identifiers, so
+``[𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥()]`` would come back as a call to ``delete_all``. Names and
+keys are returned exactly as written. Values: strings (single or double
+quotes, Python escapes), ASCII integers and floats, ``True``/``False``/
+``None``, lists and string-keyed dicts. A list whose first item is not
+``name(`` + keyword or ``)`` (``[len(row) for row in rows]``,
+``[Note(important)]``) is prose; one that starts like a call and then breaks
+is refused. An empty wrapped list means "no call". Not handled: positional
+arguments, tuples, sets, ``**kwargs``, triple-quoted strings.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent, ValueExtent
+from templatestudio.resumable_match import chars, literal, run
+
+WRAPPERS = {"<|tool_call_start|>": "<|tool_call_end|>", "<|python_start|>": "<|python_end|>"}
+MAX_NESTING = 100
+_SPACE = re.compile(r"[ \t\r\n]*")
+_NAME = re.compile(r"[^\W0-9][\w.]*")
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
+_STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*\"""", re.S)
+_WORDS = {"True": True, "False": False, "None": None}
+
+
+class _NotACall(Exception):
+    """Internal: the list is prose, not a call attempt."""
+
+
+class _Parser:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def space(self, index: int) -> int:
+        return _SPACE.match(self.text, index).end()
+
+    def calls(self, index: int) -> tuple[list[ParsedToolCall], int]:
+        text = self.text
+        index = self.space(index + 1)  # past "["
+        calls: list[ParsedToolCall] = []
+        if text.startswith("]", index):
+            return calls, index + 1
+        while True:
+            calls.append(self.call(index, first=not calls))
+            index = self.space(self._after_call)
+            if text.startswith(",", index):
+                index = self.space(index + 1)
+            elif text.startswith("]", index):
+                return calls, index + 1
+            else:
+                raise CallSyntaxError(f"expected , or ] after a call at offset {index}")
+
+    def call(self, index: int, *, first: bool) -> ParsedToolCall:
+        text = self.text
+        name = _NAME.match(text, index)
+        if name is None or not text.startswith("(", name.end()):
+            if first:
+                raise _NotACall
+            raise CallSyntaxError(f"expected name( at offset {index}")
+        index = self.space(name.end() + 1)
+        arguments: dict[str, object] = {}
+        if first and not text.startswith(")", index):
+            key = _NAME.match(text, index)
+            if key is None or not text.startswith("=", self.space(key.end())) or "." in key.group(0):
+                raise _NotACall  # positional arguments or an expression: Python in prose
+        while not text.startswith(")", index):
+            key = _NAME.match(text, index)
+            if key is None or "." in key.group(0):
+                raise CallSyntaxError(f"expected a keyword argument at offset {index}")
+            index = self.space(key.end())
+            if not text.startswith("=", index):
+                raise CallSyntaxError(f"expected = after {key.group(0)!r}")
+            if key.group(0) in arguments:
+                raise CallSyntaxError(f"argument {key.group(0)!r} is given twice")
+            arguments[key.group(0)], index = self.value(self.space(index + 1), 0)
+            index = self.space(index)
+            if text.startswith(",", index):
+                index = self.space(index + 1)
+            elif not text.startswith(")", index):
+                raise CallSyntaxError(f"expected , or ) at offset {index}")
+        self._after_call = index + 1
+        return ParsedToolCall(name.group(0), arguments)
+
+    def value(self, index: int, depth: int) -> tuple[object, int]:
+        text = self.text
+        if depth > MAX_NESTING:
+            raise CallSyntaxError("values nested too deeply")
+        string = _STRING.match(text, index)
+        if string is not None:
+            try:  # one string literal alone: no identifiers, nothing normalised
+                return ast.literal_eval(string.group(0)), string.end()
+            except (ValueError, SyntaxError) as error:
+                raise CallSyntaxError(f"string at offset {index} cannot be read: {error}") from None
+        if text.startswith("[", index) or text.startswith("{", index):
+            return self.container(index, depth + 1)
+        number = _NUMBER.match(text, index)
+        if number is not None and not _NAME.match(text, number.end()):
+            literal_text = number.group(0)
+            try:
+                is_float = any(mark in literal_text for mark in ".eE")
+                return (float(literal_text) if is_float else int(literal_text)), number.end()
+            except ValueError as error:
+                raise CallSyntaxError(f"number at offset {index} cannot be read: {error}") from None
+        word = _NAME.match(text, index)
+        if word is not None and word.group(0) in _WORDS:
+            return _WORDS[word.group(0)], word.end()
+        raise CallSyntaxError(f"no literal value at offset {index}")
+
+    def container(self, index: int, depth: int) -> tuple[object, int]:
+        text = self.text
+        is_dict = text[index] == "{"
+        close = "}" if is_dict else "]"
+        result: dict | list = {} if is_dict else []
+        index = self.space(index + 1)
+        while not text.startswith(close, index):
+            if is_dict:
+                key, index = self.value(index, depth)
+                if not isinstance(key, str):
+                    raise CallSyntaxError("dict keys must be strings")
+                index = self.space(index)
+                if not text.startswith(":", index):
+                    raise CallSyntaxError(f"expected : at offset {index}")
+                result[key], index = self.value(self.space(index + 1), depth)
+            else:
+                item, index = self.value(index, depth)
+                result.append(item)
+            index = self.space(index)
+            if text.startswith(",", index):
+                index = self.space(index + 1)
+            elif not text.startswith(close, index):
+                raise CallSyntaxError(f"expected , or {close} at offset {index}")
+        return result, index + 1
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+    closer = WRAPPERS.get(opener.literal)
+    start = _SPACE.match(region, len(opener.literal) if closer else 0).end()
+    parser = _Parser(region)
+    if not region.startswith("[", start):
+        raise CallSyntaxError(f"expected [ after {opener.literal}")
+    try:
+        calls, after = parser.calls(start)
+    except _NotACall:
+        if closer:
+            raise CallSyntaxError(f"the list after {opener.literal} is not a list of calls") from None
+        return None
+    except RecursionError:
+        raise CallSyntaxError("values nested too deeply") from None
+    end = len(region) - len(closer) if closer else len(region)
+    if _SPACE.match(region, after).end() != end:
+        raise CallSyntaxError(f"unexpected text after the list at offset {after}")
+    return [CallSpan(call, 0, len(region)) for call in calls]
+
+
+def _write_value(value: object) -> str:
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_write_value(k)}: {_write_value(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list):
+        return "[" + ", ".join(_write_value(item) for item in value) + "]"
+    return repr(value)
+
+
+def write_call(call: ParsedToolCall) -> str:
+    arguments = ", ".join(f"{key}={_write_value(value)}" for key, value in call.arguments.items())
+    return f"[{call.name}({arguments})]"
+
+
+_NAME_START = chars(r"[^\W0-9]")
+OPENERS = (
+    Opener("[", opener_pattern("[", SPACES, _NAME_START, run(chars(r"[\w.]")), literal("(")),
+           lambda: ValueExtent(0, quotes="python", brackets="[](){}"), start_only=True, cut_after=1 << 30),
+    *(Opener(wrapper, opener_pattern(wrapper, SPACES, literal("[")), lambda wrapper=wrapper, close=close: TagExtent(len(wrapper), close))
+      for wrapper, close in WRAPPERS.items()),
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+
+FORMAT = Format(
+    name="pythonic",
+    description="[name(key=value, ...)] Python-literal calls (Llama 3.2/4 pythonic, LFM2)",
+    openers=OPENERS,
+    read_region=read_region,
+    write_call=write_call,
+    closers=("]", *WRAPPERS.values()),
+    response_template=None,
+    no_response_template=(
+        "transformers' response-template language cannot read Python literals: True/None stay text "
+        "and nested brackets defeat its patterns"
+    ),
+    reasoning=None,
+    samples=(
+        Sample('[get_exchange_rate(base="EUR", quote="JPY")]', (CALL,), source="Llama 3.2 pythonic"),
+        Sample("[get_exchange_rate(base='EUR', quote='JPY'), ping()]", (CALL, ParsedToolCall("ping", {}))),
+        Sample('[s(q="a, b", n=10, f=0.5, live=True, since=None, p=["x"], o={"d": 7})]',
+               (ParsedToolCall("s", {"q": "a, b", "n": 10, "f": 0.5, "live": True, "since": None, "p": ["x"], "o": {"d": 7}}),)),
+        Sample('<|tool_call_start|> [get_exchange_rate(base="EUR", quote="JPY")]<|tool_call_end|>Checking.', (CALL,),
+               source="LFM2, a space before the list"),
+        Sample("<|python_start|>[get_weather(city='LA', metric='C')]<|python_end|>",
+               (ParsedToolCall("get_weather", {"city": "LA", "metric": "C"}),), source="Llama 4"),
+        Sample("<|tool_call_start|>[]<|tool_call_end|>No call needed.", (), source="LFM2: an empty block, no call"),
+    ),
+    near_misses=(
+        NearMiss("[len(row) for row in rows] gives each row's length.", False, "a list comprehension"),
+        NearMiss("[Note(important)] Read this first.", False, "a bracketed note"),
+        NearMiss("[𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥(confirm=True)]", False, "read with its name as written, never delete_all"),
+        NearMiss('[get_weather(city=)]', True, "a keyword with no value"),
+        NearMiss("<|tool_call_start|>[get_weather(city='LA')", True, "cut inside the wrapper"),
+    ),
+    wire_limits=(
+        WireLimit("a float that is infinite or not a number: repr writes a name, not a literal",
+                  lambda arguments: any_string(arguments, lambda s: False) or _bad_float(arguments)),
+        WireLimit("a string holding a wrapper's closing token", lambda arguments: any_string(
+            arguments, lambda s: any(close in s for close in WRAPPERS.values()))),
+    ),
+    corpus_labels=("pythonic",),
+    variants=("LFM2 <|tool_call_start|> wrapper", "Llama 4 <|python_start|> wrapper", "text after the list"),
+)
+
+
+def _bad_float(value: object) -> bool:
+    if isinstance(value, float):
+        return value != value or value in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return any(_bad_float(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_bad_float(item) for item in value)
+    return False
