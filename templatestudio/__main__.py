@@ -44,7 +44,7 @@ def cmd_table(args: argparse.Namespace) -> int:
     print(format_table(family_rows()))
     print()
     print("Next: open the course with `make lab` (JupyterLab on notebooks/),")
-    print("starting at notebooks/01_tool_schema.ipynb.")
+    print("starting at notebooks/00_setup.ipynb.")
     return 0
 
 
@@ -55,7 +55,7 @@ def check_row(
 
     With a deadline the probe runs sandboxed (see ``probe_template``).
     """
-    from templatestudio.detect import probe_template
+    from templatestudio.probe import probe_template
 
     probe = probe_template(template, deadline=deadline, memory_limit=memory_limit)
     if probe.stopped:
@@ -92,7 +92,7 @@ def format_check_table(rows: list[dict]) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from templatestudio.detect import load_chat_templates
+    from templatestudio.templates import load_chat_templates
 
     targets = args.targets
     if not targets:
@@ -121,6 +121,13 @@ def cmd_check(args: argparse.Namespace) -> int:
         for failure in failures:
             print(failure, file=sys.stderr)
     return 1 if failures else 0
+
+
+def cmd_vllm_plugin(args: argparse.Namespace) -> int:
+    from templatestudio.integrations import plugin_path
+
+    print(plugin_path())
+    return 0
 
 
 def _positive_float(text: str) -> float:
@@ -157,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         help=f"memory a template's probe may add (default {DEFAULT_MEMORY_LIMIT // 2**20})",
     )
     check.set_defaults(run=cmd_check)
+    plugin = commands.add_parser(
+        "vllm-plugin", help="print the path to pass to vLLM's --tool-parser-plugin (see README)"
+    )
+    plugin.set_defaults(run=cmd_vllm_plugin)
     args = parser.parse_args(argv)
     return args.run(args)
 

@@ -19,7 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from templatestudio.detect import ChatTemplate, TemplateProbe, probe_template
+from templatestudio.formats import FORMATS
+from templatestudio.probe import TemplateProbe, probe_template
+from templatestudio.templates import ChatTemplate
 
 __all__ = [
     "CORPUS_ENV",
@@ -38,9 +40,11 @@ __all__ = [
 
 CORPUS_ENV = "TEMPLATESTUDIO_CORPUS"
 REPO_ROOT = Path(__file__).resolve().parent.parent
-# The labels that name a format in the registry; every other label
-# ("none", "error", "other:<name>") must probe as no format.
-SUPPORTED_LABELS = ("hermes", "fenced-json", "qwen-xml", "llama3-json", "mistral", "gemma4", "pythonic")
+# The corpus labels each registered format claims (Format.corpus_labels);
+# every other label ("none", "error", an "other:<name>" nobody reads yet)
+# must probe as no format.
+LABEL_FORMATS = {label: fmt.name for fmt in FORMATS.values() for label in fmt.corpus_labels}
+SUPPORTED_LABELS = tuple(LABEL_FORMATS)
 # Labelled with a supported format, but the template's own rendering of a
 # call is malformed (its labels.json quirks say how), so no parser can read
 # the call back and detection must say None rather than guess.
@@ -118,8 +122,8 @@ class ScanRow:
     @property
     def expected(self) -> str | None:
         """The format detection should find: the label's, when supported and well rendered."""
-        if self.label in SUPPORTED_LABELS and self.name not in MALFORMED_RENDERINGS:
-            return self.label
+        if self.label in LABEL_FORMATS and self.name not in MALFORMED_RENDERINGS:
+            return LABEL_FORMATS[self.label]
         return None
 
     @property

@@ -4,12 +4,20 @@ Two things go wrong between a parsed call and a Python function. Values
 arrive as text where the schema wants a number or a bool (Qwen3-Coder's XML
 format writes every value as text, and small models quote numbers:
 ``"limit": "10"``), and the model names tools or parameters that do not
-exist. ``coerce_arguments`` fixes the first with exactly the casting rules
-transformers applies in ``parse_response(..., tools=...)``, so a call typed
-by a response template and one typed here come out the same.
-``dispatch`` turns the second into a ``ToolOutcome`` whose text goes back
-to the model as an ordinary tool result, so the model can correct itself
-instead of the loop crashing on a ``KeyError`` or ``TypeError``.
+exist. ``coerce_arguments`` (``templatestudio.coerce``) fixes the first
+with the casting rules transformers applies in ``parse_response(...,
+tools=...)``, so a call typed by a response template and one typed here
+come out the same (where they differ, this side keeps the text: see
+``templatestudio.coerce``). ``dispatch`` turns the second into a
+``ToolOutcome`` whose text goes back to the model as an ordinary tool
+result, so the model can correct itself instead of the loop crashing on a
+``KeyError`` or ``TypeError``.
+
+Whatever the arguments, the tool's result or its exception hold (values
+nested thousands of levels deep, objects whose ``__str__`` or ``__repr__``
+raises, integers too long to print), ``dispatch`` returns a ``ToolOutcome``
+the model can read; only ``BaseException``s that are not ``Exception``
+propagate.
 
 Not handled: arrays and nested objects are checked by top-level type only (their
 items and properties are not coerced or validated, as in transformers); ``enum`` is
@@ -24,42 +32,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-# transformers keeps its casting helpers private. They are imported rather
-# than re-written so that the two typing paths cannot drift apart; the
-# pinned transformers version and tests/test_dispatch.py's agreement test
-# guard the import.
-from transformers.utils.chat_parsing.response_parser import _coerce, _schema_types
-
+from templatestudio.coerce import MAX_NESTING, coerce_arguments, schema_types
 from templatestudio.tools import ParsedToolCall, tool_result_message, tool_schema
 
+__all__ = ["Tool", "ToolOutcome", "argument_problems", "coerce_arguments", "dispatch"]
+
 Tool = Callable[..., object]
-
-
-def coerce_arguments(arguments: dict, parameters_schema: dict) -> dict:
-    """A copy of arguments with text values read by the type their schema declares.
-
-    parameters_schema is the ``parameters`` object of a tool schema. A string
-    given for a non-string parameter is read as that type (``"10"`` -> 10 for
-    an integer, ``"true"`` -> True, ``"[1, 2]"`` -> [1, 2] for an array);
-    a string that does not read as the type, a parameter the schema does not
-    declare, and every value that is not a string are left as written, for
-    ``dispatch`` to reject or accept. The rules are transformers' own, so
-    booleans also accept ``"1"``/``"0"`` and integers accept ``"3.0"``.
-    """
-    properties = parameters_schema.get("properties")
-    typed = dict(arguments)
-    if not isinstance(properties, dict):
-        return typed
-    for key, value in arguments.items():
-        types = _schema_types(properties.get(key))
-        if not types:
-            continue
-        if isinstance(value, str):
-            typed[key] = _coerce(value, types)
-        elif isinstance(value, list) and "array" not in types:
-            # A parameter written twice arrives as a list; transformers types each copy.
-            typed[key] = [_coerce(item, types) if isinstance(item, str) else item for item in value]
-    return typed
+# A result holding more containers than this is not sent (json.dumps of a
+# list that holds itself 60 times over, [l, l], would never finish).
+MAX_RESULT_CONTAINERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -91,14 +72,18 @@ def dispatch(call: ParsedToolCall, tools: Iterable[Tool]) -> ToolOutcome:
     these failing, or the function raising an ``Exception``, gives an error
     outcome whose content starts with ``error:``. A successful result is sent
     as is when it is a str, as JSON when it serialises, and as ``str()``
-    otherwise. ``BaseException``s that are not ``Exception`` (KeyboardInterrupt)
+    otherwise; a result that cannot be shown as text (nested more than
+    ``MAX_NESTING`` levels, holding more than ``MAX_RESULT_CONTAINERS``
+    containers, or whose ``str()`` raises) gives an error outcome saying so.
+    ``BaseException``s that are not ``Exception`` (KeyboardInterrupt)
     propagate.
     """
     registry = {tool_schema(fn)["function"]["name"]: fn for fn in tools}
     function = registry.get(call.name)
     if function is None:
         available = ", ".join(sorted(registry)) or "none"
-        return _error(call.name, call.arguments, f"unknown tool {call.name!r}; available: {available}")
+        unknown = f"unknown tool {_clip(repr(call.name))}; available: {available}"
+        return _error(call.name, call.arguments, unknown)
     parameters = tool_schema(function)["function"].get("parameters", {})
     arguments = coerce_arguments(call.arguments, parameters)
     problems = argument_problems(arguments, parameters)
@@ -107,8 +92,11 @@ def dispatch(call: ParsedToolCall, tools: Iterable[Tool]) -> ToolOutcome:
     try:
         result = function(**arguments)
     except Exception as exc:  # the model reads what went wrong and may retry
-        return _error(call.name, arguments, f"{call.name} raised {type(exc).__name__}: {exc}")
-    return ToolOutcome(call.name, arguments, _as_text(result), is_error=False)
+        return _error(call.name, arguments, f"{call.name} raised {_type_name(exc)}: {_message(exc)}")
+    text, problem = _as_text(result)
+    if problem is not None:
+        return _error(call.name, arguments, f"{call.name} returned {problem}")
+    return ToolOutcome(call.name, arguments, text, is_error=False)
 
 
 def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
@@ -121,7 +109,9 @@ def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
     required = parameters_schema.get("required") or []
     accepted = ", ".join(properties) or "none"
     problems = [
-        f"unknown parameter {key!r} (accepts: {accepted})" for key in arguments if key not in properties
+        f"unknown parameter {_clip(repr(key))} (accepts: {accepted})"
+        for key in arguments
+        if key not in properties
     ]
     problems += [
         f"missing required parameter {key!r}" for key in required if key not in arguments
@@ -130,12 +120,12 @@ def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
         schema = properties.get(key)
         if schema is None:
             continue
-        types = _schema_types(schema)
+        types = schema_types(schema)
         if types and not any(_has_type(value, name) for name in types):
             problems.append(
                 f"parameter {key!r} must be {' or '.join(types)}, got {_json_type(value)} {_shown(value)}"
             )
-        elif "enum" in schema and value not in schema["enum"]:
+        elif "enum" in schema and not _in_enum(value, schema["enum"]):
             choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
             problems.append(f"parameter {key!r} must be one of {choices}, got {_shown(value)}")
     return problems
@@ -159,21 +149,115 @@ def _json_type(value: Any) -> str:
     for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
         if _has_type(value, name):
             return name
-    return type(value).__name__
+    return _type_name(value)
+
+
+def _in_enum(value: Any, choices: Any) -> bool:
+    try:
+        return value in choices
+    except Exception:  # noqa: BLE001 - a value whose __eq__ raises equals no choice
+        return False
+
+
+# --- showing values that may be hostile ------------------------------------------
+# Each helper below returns text whatever it is given: it never raises an
+# Exception, so an error about a value can always be reported.
+
+
+def _type_name(value: Any) -> str:
+    try:
+        return str(type(value).__name__)
+    except Exception:  # noqa: BLE001 - a metaclass may make even this raise
+        return "object"
+
+
+def _clip(text: str, width: int = 60) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _message(error: BaseException) -> str:
+    """str(error), or a note saying why it cannot be shown."""
+    try:
+        return str(error)
+    except Exception as failure:  # noqa: BLE001 - the error is reported, not its failure
+        return f"(its message cannot be shown: str() raised {_type_name(failure)})"
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except Exception as failure:  # noqa: BLE001
+        return f"<{_type_name(value)} whose repr() raised {_type_name(failure)}>"
+
+
+_CONTAINERS = (dict, list, tuple)
+_END = object()
+
+
+def _children(container: Any):
+    # The base types' own iterators: a subclass's __iter__ is not called.
+    if isinstance(container, dict):
+        return iter(dict.values(container))
+    return list.__iter__(container) if isinstance(container, list) else tuple.__iter__(container)
+
+
+def _shape_problem(value: Any) -> str | None:
+    """Why value is too deep or too large to serialise, or None.
+
+    Walked by hand, so that it never recurses. A container holding itself
+    is not walked again: json.dumps refuses it and str() shows it as [...].
+    """
+    if not isinstance(value, _CONTAINERS):
+        return None
+    stack, path, containers = [_children(value)], [id(value)], 1
+    on_path = set(path)
+    while stack:
+        child = next(stack[-1], _END)
+        if child is _END:
+            stack.pop()
+            on_path.discard(path.pop())
+            continue
+        if not isinstance(child, _CONTAINERS) or id(child) in on_path:
+            continue
+        containers += 1
+        if len(stack) >= MAX_NESTING:
+            return f"a {_type_name(value)} nested more than {MAX_NESTING} levels deep"
+        if containers > MAX_RESULT_CONTAINERS:
+            return f"a {_type_name(value)} holding more than {MAX_RESULT_CONTAINERS:,} lists and dicts"
+        stack.append(_children(child))
+        path.append(id(child))
+        on_path.add(id(child))
+    return None
 
 
 def _shown(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _as_text(result: object) -> str:
-    if isinstance(result, str):
-        return result
+    """A value as the model wrote it, in JSON, cut to 60 characters."""
+    problem = _shape_problem(value)
+    if problem is not None:
+        return f"({problem})"
     try:
-        return json.dumps(result, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(result)
+        text = json.dumps(value, ensure_ascii=False, default=_safe_repr)
+    except Exception:  # noqa: BLE001 - an int too long to print, a dict with odd keys
+        text = _safe_repr(value)
+    return _clip(text)
+
+
+def _as_text(result: object) -> tuple[str, str | None]:
+    """(text the model reads, None), or ("", what the result is) when it cannot be shown."""
+    if isinstance(result, str):
+        return str.__str__(result), None  # a plain copy: a subclass's __str__ is not called
+    problem = _shape_problem(result)
+    if problem is not None:
+        return "", f"{problem}, which cannot be sent as text"
+    try:
+        return json.dumps(result, ensure_ascii=False), None
+    except Exception:  # noqa: BLE001 - not JSON: fall back to str()
+        pass
+    try:
+        return str(result), None
+    except Exception as failure:  # noqa: BLE001
+        why = f"str() raised {_type_name(failure)}: {_message(failure)}"
+        return "", f"a {_type_name(result)} that cannot be shown as text ({why})"
 
 
 def _error(name: str, arguments: dict, description: str) -> ToolOutcome:

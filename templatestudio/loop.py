@@ -2,15 +2,16 @@
 
 ``run_tool_loop`` drives a real model through as many tool rounds as it
 asks for, with the pieces the course built: ``safe_render`` with tools and
-``parse_tool_calls``, plus ``dispatch``, the pairing check and the parallel
+``read_tool_calls``, plus ``dispatch``, the pairing check and the parallel
 call turn. What makes it safe on every family, not only Qwen3:
 
 - ``generate_reply`` keeps special tokens, because several families write
   their call markers as special tokens (Gemma 4's ``<|tool_call>``,
   Mistral's ``[TOOL_CALLS]``, Llama 3.1's ``<|python_tag|>``); it cuts the
   text at the end-of-turn token instead of deleting every special token.
-- ``split_thinking`` separates Qwen3's ``<think>`` block, and only the text
-  after it is parsed: a call the model rehearses while thinking never runs.
+- The reader splits off the reasoning block by the format's rule (Qwen3's
+  ``<think>``, Gemma 4's thought channel): a call the model rehearses
+  while thinking never runs.
 - Every call goes through ``dispatch``: arguments are typed by the tool's
   schema (``"10"`` becomes 10 for an integer), and an unknown tool, a bad
   argument or a tool that raises becomes an ``error: ...`` result the model
@@ -27,8 +28,7 @@ call turn. What makes it safe on every family, not only Qwen3:
   ``InvalidConversation`` before anything is generated.
 
 Not handled here: sampling (decoding is greedy, so a run repeats on one
-machine), reasoning formats other than ``<think>…</think>`` (Gemma 4's
-thought channel stays in the reply), running calls concurrently (the calls
+machine), running calls concurrently (the calls
 of one reply run one after another, in order), and streaming. A reply cut
 off by ``max_new_tokens`` is parsed as it stands, so a half-written call
 surfaces as ``UnparsedToolCall``.
@@ -55,7 +55,10 @@ from templatestudio.parallel import (
     supports_parallel_calls,
 )
 from templatestudio.render import render, safe_render
-from templatestudio.tools import ParsedToolCall, ToolCallParser, parse_tool_calls, tool_schema
+from templatestudio.calls import ParsedToolCall
+from templatestudio.formats import Format
+from templatestudio.reader import read_tool_calls, split_reasoning
+from templatestudio.tools import tool_schema
 
 # Tokens that close an assistant turn in the families this course meets. Only
 # those a tokenizer registers as special count: Gemma's vocabulary also has a
@@ -70,8 +73,6 @@ END_OF_TURN_TOKENS = (
     "</s>",  # Llama 2, Mistral
 )
 
-THINK_OPEN = "<think>"
-THINK_CLOSE = "</think>"
 
 
 def stop_token_ids(tokenizer: PreTrainedTokenizerBase, eos_token_id: object = None) -> list[int]:
@@ -141,20 +142,16 @@ def generate_reply(
     return decode_reply(tokenizer, new_ids, stop_ids)
 
 
-def split_thinking(text: str) -> tuple[str, str]:
-    """(reasoning, reply) for a reply that may open with a <think> block.
+def split_thinking(text: str, source: object = "hermes") -> tuple[str, str]:
+    """(reasoning, reply) for a reply that may open with a reasoning block, both stripped.
 
-    Both parts come back stripped. Without a block the reasoning is "". A
-    block that never closes (generation stopped while thinking) is all
-    reasoning and the reply is "", so nothing half-thought is executed.
+    Split by ``templatestudio.reader.split_reasoning``, the one rule the
+    reader and the stream share: only a block at the start counts, so a
+    ``</think>`` inside a later call's argument never cuts the reply. A
+    block that never closes is all reasoning and the reply is "".
     """
-    stripped = text.strip()
-    if THINK_CLOSE in stripped:
-        reasoning, reply = stripped.split(THINK_CLOSE, 1)
-        return reasoning.removeprefix(THINK_OPEN).strip(), reply.strip()
-    if stripped.startswith(THINK_OPEN):
-        return stripped.removeprefix(THINK_OPEN).strip(), ""
-    return "", stripped
+    reasoning, reply = split_reasoning(text, source)
+    return reasoning.strip(), reply.strip()
 
 
 @dataclass
@@ -206,7 +203,7 @@ def run_tool_loop(
     conversation: Conversation,
     tools: list[Tool],
     *,
-    fallback: ToolCallParser | None = None,
+    fmt: Format | str | None = None,
     max_rounds: int = 4,
     max_new_tokens: int = 600,
 ) -> Transcript:
@@ -214,8 +211,9 @@ def run_tool_loop(
 
     tools are plain Python functions; their schemas come from
     ``tool_schema``. Each round checks the history's pairing, renders with
-    ``safe_render(..., tools=...)``, generates, and parses the reply after
-    any <think> block with ``parse_tool_calls(..., fallback=fallback)``.
+    ``safe_render(..., tools=...)``, generates, and reads the reply with
+    ``read_tool_calls`` (the tokenizer's response template or detected
+    format, or fmt when given), reasoning split off by the format's rule.
     The calls of a reply then go through ``run_tool_round``: each runs via
     ``dispatch``, in order, and the calls and their results are appended in
     the shape this template accepts. A reply without calls is the answer
@@ -225,7 +223,7 @@ def run_tool_loop(
     malformed or a tool result in it answers no call, is out of call order
     on a template without ids, or a call is left without its result (checked
     before the first generation); ``UnparsedToolCall`` when a reply looks
-    like a call that the parser cannot read (a leaked call is never returned
+    like a call that the reader cannot read (a leaked call is never returned
     as an answer); and ``ToolLoopLimit`` when the model asks for a round
     after max_rounds. The caller's conversation list is not modified.
     """
@@ -240,10 +238,10 @@ def run_tool_loop(
         prompt = safe_render(tokenizer, transcript.messages, tools=schemas)
         raw = generate_reply(model, tokenizer, prompt, max_new_tokens=max_new_tokens)
         transcript.replies.append(raw)
-        _reasoning, reply = split_thinking(raw)
-        calls = parse_tool_calls(tokenizer, reply, prefix=prompt, fallback=fallback)
+        reply = read_tool_calls(raw, tokenizer if fmt is None else fmt, prefix=prompt)
+        calls = reply.calls
         if not calls:
-            transcript.messages.append({"role": "assistant", "content": reply})
+            transcript.messages.append({"role": "assistant", "content": reply.content.strip()})
             return transcript
         if rounds == max_rounds:
             raise ToolLoopLimit(max_rounds, calls[-1], transcript)

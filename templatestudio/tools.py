@@ -7,8 +7,9 @@ tools or past calls. Way out: ``parse_tool_calls`` prefers the model's own
 response template and otherwise uses the fallback parser you name, raising
 ``UnparsedToolCall`` rather than letting a call reach a user as text.
 
-Not handled here: parallel calls in one turn, result pairing and formats
-other than Hermes and fenced JSON; later modules add them.
+Not handled here: parallel calls in one turn, result pairing, formats
+other than Hermes and fenced JSON, and calls a crude check cannot see;
+later modules add them (``templatestudio.reader`` is the production reader).
 """
 
 from __future__ import annotations
@@ -16,12 +17,12 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Protocol
 
 from transformers import PreTrainedTokenizerBase
 from transformers.utils import get_json_schema
 
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.messages import Conversation
 from templatestudio.render import render
 
@@ -78,12 +79,6 @@ def normalize_arguments(arguments: object) -> dict:
     raise ValueError(f"arguments must be a dict or a JSON string, got {type(arguments).__name__}")
 
 
-@dataclass
-class ParsedToolCall:
-    name: str
-    arguments: dict
-
-
 class ToolCallParser(Protocol):
     """Reads the tool calls out of one format's raw output text."""
 
@@ -119,27 +114,17 @@ def looks_like_tool_call(text: str) -> bool:
     return '"name"' in text and '"arguments"' in text
 
 
-class UnparsedToolCall(ValueError):
-    """Output looks like a tool call, but the parser found none."""
-
-
 def parse_tool_calls(
     tokenizer: PreTrainedTokenizerBase,
     text: str,
     *,
     prefix: str,
-    fallback: ToolCallParser | Literal["auto"] | None = None,
+    fallback: ToolCallParser | None = None,
 ) -> list[ParsedToolCall]:
     """The calls in text, read by the model's response template when it has one.
 
     Otherwise the fallback parser you chose for this family reads them, and
     text that still looks like a call raises instead of coming back empty.
-    ``fallback="auto"`` lets ``templatestudio.detect.parser_for`` pick the
-    parser of the format the chat template itself writes, and raises
-    ``NoToolCallFormat`` when the template has none. A strict parser from
-    ``templatestudio.formats`` (or a ``Format``) is held to more than the
-    crude check: any call marker of any known format that its parse did not
-    consume raises ``UnparsedToolCall`` naming the marker and its offset.
     The response template is checked as an attribute, not by catching
     parse_response's AttributeError, so "no template" and "broken output"
     never share a path.
@@ -156,22 +141,6 @@ def parse_tool_calls(
         raise ValueError(
             f"{tokenizer.name_or_path} ships no response template; pass a fallback parser"
         )
-    if fallback == "auto":
-        # Imported here: detect imports this module for ParsedToolCall.
-        from templatestudio.detect import parser_for
-
-        fallback = parser_for(tokenizer)
-    reader = fallback
-    if hasattr(fallback, "parser") and hasattr(fallback, "markers"):
-        fallback = fallback.parser  # a registry Format: its strict parser does the reading
-    if hasattr(fallback, "scan"):
-        # A strict parser reports what it consumed, so every call marker of
-        # every known format must sit inside a parsed call.
-        from templatestudio.leaks import assert_no_unparsed_markers
-
-        spans = fallback.scan(text)
-        assert_no_unparsed_markers(text, spans, reader)
-        return [span.call for span in spans]
     calls = fallback.parse(text)
     if not calls and looks_like_tool_call(text):
         raise UnparsedToolCall(

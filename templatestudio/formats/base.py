@@ -153,6 +153,14 @@ class Format:
     def start_only(self) -> bool:
         return all(opener.start_only for opener in self.openers)
 
+    def reasoning_opened_by(self, prompt: str | None) -> bool:
+        """Whether a prompt ending this way already opened the format's reasoning block."""
+        if not prompt or self.reasoning is None:
+            return False
+        opener, closer = self.reasoning
+        last = prompt.rfind(opener)
+        return last != -1 and closer not in prompt[last:] and not prompt[last + len(opener):].strip()
+
     def limits_for(self, arguments: dict, where: str = "wire") -> list[WireLimit]:
         """The limits of kind where that apply to a call with these arguments."""
         return [limit for limit in self.wire_limits if limit.where == where and limit.applies(arguments)]

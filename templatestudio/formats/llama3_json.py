@@ -3,8 +3,9 @@
 A bare object opens a call wherever it stands, when its first key is
 ``name``, ``parameters``, ``arguments`` or ``type`` (Llama 3.2 echoes the
 tool list's ``"type": "function"``; key order is not fixed). Read: exactly
-``name`` and ``parameters`` (``arguments`` is accepted for models tuned on
-OpenAI-style data), an optional ``"type": "function"``; the prose around
+``name`` and ``parameters``, an optional ``"type": "function"``; an
+object with ``arguments`` instead opens like a call and is refused (it is
+another format's call: Phi-4-mini, xLAM); the prose around
 the object stays content, which is what a reply like "Here is the result:
 {…} Would you like more?" needs. An object that is not a call (JSON data
 for the user, a tool's schema) stays text; a broken object that began with
@@ -70,7 +71,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
         return None
     try:
         call, _ = call_from(
-            payload, argument_keys=("parameters", "arguments"), extras={"type": lambda v: v == "function"},
+            payload, argument_keys=("parameters",), extras={"type": lambda v: v == "function"},
             string_arguments=True,
         )
     except CallSyntaxError:
@@ -116,6 +117,7 @@ FORMAT = Format(
         NearMiss('The user is {"name": "Ada", "age": 36}.', False, "JSON data about a person"),
         NearMiss('{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}', False, "a tool schema"),
         NearMiss(TAG + 'brave_search.call(query="x")', True, "a built-in tool call"),
+        NearMiss('{"name": "get_rate", "arguments": {"base": "EUR"}}', True, "OpenAI-style arguments"),
     ),
     wire_limits=(
         WireLimit("a string holding } then ; : the response template's close pattern",
@@ -125,5 +127,5 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: "}" in s), where="response template"),
     ),
     corpus_labels=("llama3-json",),
-    variants=('"type": "function" (Llama 3.2)', "keys in any order", '"arguments" for "parameters"'),
+    variants=('"type": "function" (Llama 3.2)', "keys in any order"),
 )

@@ -1,0 +1,8 @@
+"""The file vLLM loads with ``--tool-parser-plugin PATH``: importing it registers ``templatestudio``.
+
+vLLM imports a plugin path as a module named after the file's stem, so this
+file cannot be called ``vllm.py`` (that name would replace vLLM itself in
+``sys.modules``); the parser lives in ``templatestudio.integrations.vllm``.
+"""
+
+from templatestudio.integrations.vllm import TemplateStudioToolParser  # noqa: F401 - registers the parser

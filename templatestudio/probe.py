@@ -1,0 +1,369 @@
+"""Probing a chat template: render a probe call through it and see which format reads it back.
+
+The probe renders a conversation through the template twice, once ending
+at the generation prompt and once with an assistant turn that calls a
+probe tool (a distinctive name; a string with spaces, an int, a float, a
+bool, a null, a list and a nested object as arguments). What the second
+render adds after the first, cut at the end of the turn, is the text the
+template's model is trained to write for that call. The format whose reader
+reads that text back as the probe call, alone among the registered formats,
+is the template's format. Nothing is guessed from the template's wording.
+
+A value may come back as text rather than typed (Qwen3-Coder's XML writes
+every value as text) and still count as read back when the text is the
+value's JSON or Python spelling. ``TemplateProbe.text_values`` lists those
+keys.
+
+Not handled: templates that take tools outside the ``tools`` variable, and
+templates that only render a tool call after its result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import re
+from dataclasses import dataclass
+
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.engine import TextDelta, ToolCallEvent, read_events
+from templatestudio.formats import FORMATS, Format
+from templatestudio.sandbox import (
+    DEFAULT_MEMORY_LIMIT,
+    TemplateResourceError,
+    TemplateTimeout,
+    run_sandboxed,
+)
+from templatestudio.templates import ChatTemplate
+
+__all__ = [
+    "PROBE_ARGUMENTS",
+    "PROBE_NAME",
+    "PROBE_QUESTION",
+    "PROBE_TOOL",
+    "TemplateProbe",
+    "TemplateProbeError",
+    "probe_template",
+    "same_json_value",
+]
+
+PROBE_NAME = "studio_probe_lookup"
+PROBE_ARGUMENTS = {
+    "note": "two words",
+    "count": 42,
+    "ratio": 2.5,
+    "enabled": True,
+    "missing": None,
+    "tags": ["alpha", "beta"],
+    "nested": {"depth": 2, "mode": "fast"},
+}
+PROBE_TOOL = {
+    "type": "function",
+    "function": {
+        "name": PROBE_NAME,
+        "description": "Look something up for the template probe.",
+        "parameters": {
+            "type": "object",
+            "properties": {
+                "note": {"type": "string", "description": "A short note."},
+                "count": {"type": "integer", "description": "How many."},
+                "ratio": {"type": "number", "description": "A ratio."},
+                "enabled": {"type": "boolean", "description": "Whether it is on."},
+                "missing": {"type": "string", "nullable": True, "description": "Maybe nothing."},
+                "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels."},
+                "nested": {
+                    "type": "object",
+                    "description": "Settings.",
+                    "properties": {"depth": {"type": "integer"}, "mode": {"type": "string"}},
+                },
+            },
+            "required": ["note", "count"],
+        },
+    },
+}
+PROBE_QUESTION = {"role": "user", "content": "Please run the probe lookup."}
+# A reply no template writes by itself, to find where a plain turn ends.
+_REPLY_MARK = "PROBE-REPLY-7F3A"
+
+
+_MISSING = object()
+
+
+def _call_message(*, arguments_as_string: bool, content: object, nine_char_id: bool) -> dict:
+    arguments = json.dumps(PROBE_ARGUMENTS) if arguments_as_string else PROBE_ARGUMENTS
+    call: dict = {"type": "function", "function": {"name": PROBE_NAME, "arguments": arguments}}
+    if nine_char_id:
+        call["id"] = "call00001"
+    message: dict = {"role": "assistant", "tool_calls": [call]}
+    if content is not _MISSING:
+        message["content"] = content
+    return message
+
+
+# The forms an assistant call can take, tried in this order until one is
+# read back. Templates differ in what they accept: DeepSeek V3 writes the
+# call only when arguments are a JSON string, R1-Distill only when content
+# is None, others raise on a missing content key or on ids that are not
+# nine characters. The first form read back is what the loop and the vLLM
+# plugin must render calls with (TemplateProbe.shape).
+CALL_SHAPES: tuple[tuple[str, dict], ...] = tuple(
+    (f"{'string' if as_string else 'dict'} arguments, {label}{', 9-char id' if nine else ''}",
+     _call_message(arguments_as_string=as_string, content=content, nine_char_id=nine))
+    for as_string in (False, True)
+    for label, content in (("no content", _MISSING), ("empty content", ""), ("content None", None))
+    for nine in (False, True)
+)
+
+
+@dataclass(frozen=True)
+class TemplateProbe:
+    """What the probe found in one template."""
+
+    name: str
+    format: Format | None
+    renders_tools: bool
+    call_survives: bool
+    wire: str  # the call turn as the template wrote it, cut at the end of the turn
+    shape: str | None  # the call-message shape that rendered
+    text_values: tuple[str, ...] = ()  # probe keys read back as text, not typed
+    error: str | None = None  # the template's own error when no shape rendered
+    stopped: bool = False  # the sandbox killed the probe (deadline or memory); error says which
+    ambiguous: tuple[str, ...] = ()  # every format that read the probe back, when more than one did
+
+    @property
+    def reason(self) -> str:
+        """One line: the format found, or why there is none."""
+        if self.error is not None:
+            return f"template error: {self.error}"
+        if not self.renders_tools:
+            return "renders no tools"
+        if not self.call_survives:
+            return "drops the assistant's tool call"
+        if self.ambiguous:
+            return f"ambiguous: the probe call is read back by {', '.join(self.ambiguous)}"
+        if self.format is None:
+            return "writes the call in a grammar no registered parser reads"
+        return f"{self.format.name}: {self.format.description}"
+
+
+class TemplateProbeError(ValueError):
+    """The template raised on every probe shape; the message carries its own error."""
+
+    def __init__(self, name: str, error: str) -> None:
+        self.template_name, self.template_error = name, error
+        super().__init__(f"{name}: the template cannot render the probe conversation: {error}")
+
+
+def _call_turn_start(prompt: str, with_call: str) -> int:
+    """Where the assistant's call turn starts in with_call.
+
+    Normally the generation prompt is a prefix of the render with the call.
+    Templates whose prompt pre-writes an empty reasoning block that history
+    turns do not have (Gemma 4's empty thought channel, Nemotron's open
+    ``<think>``) share only part of it; the cut then moves back to just
+    after the last ``>`` or newline they share, so it never splits a marker.
+    """
+    if with_call.startswith(prompt):
+        return len(prompt)
+    limit = min(len(prompt), len(with_call))
+    index = 0
+    while index < limit and prompt[index] == with_call[index]:
+        index += 1
+    return max(with_call.rfind(">", 0, index), with_call.rfind("\n", 0, index)) + 1
+
+
+def _turn_end(template: ChatTemplate) -> str | None:
+    """What the template writes after a plain assistant reply: its end-of-turn text."""
+    reply = {"role": "assistant", "content": _REPLY_MARK}
+    try:
+        rendered = template.render([PROBE_QUESTION, reply], tools=[PROBE_TOOL])
+    except MemoryError:
+        raise  # not the template refusing a shape: see probe_template
+    except Exception:  # noqa: BLE001 - any template failure means "unknown", not a crash
+        return None
+    at = rendered.rfind(_REPLY_MARK)
+    if at == -1:
+        return None
+    return rendered[at + len(_REPLY_MARK) :].strip() or None
+
+
+def _cut_turn(text: str, turn_end: str | None) -> str:
+    if turn_end:
+        at = text.find(turn_end)
+        if at != -1:
+            text = text[:at]
+    return text.rstrip()
+
+
+def same_json_value(value: object, expected: object) -> bool:
+    """Equal and of the same JSON type all the way down (True is not 1)."""
+    if isinstance(expected, dict):
+        return (
+            isinstance(value, dict)
+            and value.keys() == expected.keys()
+            and all(same_json_value(value[key], expected[key]) for key in expected)
+        )
+    if isinstance(expected, list):
+        return (
+            isinstance(value, list)
+            and len(value) == len(expected)
+            and all(same_json_value(v, e) for v, e in zip(value, expected))
+        )
+    return type(value) is type(expected) and value == expected
+
+
+def _spellings(expected: object) -> set[str]:
+    """The text a template may write for a non-string value: JSON's or Python's."""
+    return {json.dumps(expected), json.dumps(expected, separators=(",", ":")), str(expected)}
+
+
+def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
+    """None unless calls is exactly the probe call; else the keys that came back as text."""
+    if len(calls) != 1 or calls[0].name != PROBE_NAME:
+        return None
+    arguments = calls[0].arguments
+    if arguments.keys() != PROBE_ARGUMENTS.keys():
+        return None
+    as_text = []
+    for key, expected in PROBE_ARGUMENTS.items():
+        value = arguments[key]
+        if same_json_value(value, expected):
+            continue
+        if isinstance(value, str) and value in _spellings(expected):
+            as_text.append(key)
+            continue
+        return None
+    return tuple(as_text)
+
+
+def _render(template: ChatTemplate, message: dict) -> tuple[str, str]:
+    prompt = template.render([PROBE_QUESTION], tools=[PROBE_TOOL], add_generation_prompt=True)
+    return prompt, template.render([PROBE_QUESTION, message], tools=[PROBE_TOOL])
+
+
+# After its last call a turn may end with one of the template's own tags
+# (Gemma's "<|tool_response>" opens the result turn); nothing else may be left.
+_TRAILING_TAGS = re.compile(r"(?:\s*<\|?[\w:]+\|?>)*\s*")
+
+
+def _readers(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
+    """Every format whose reader reads wire back as exactly the probe call, and nothing else.
+
+    Text left beside the call would be markup the reader does not know
+    (another format's wrapper around a JSON object it happens to read), so
+    a reading that leaves any does not count, but for whitespace and tags
+    after the call. A reasoning block the prompt opened is the format's.
+    """
+    found = []
+    for fmt in FORMATS.values():
+        try:
+            events = read_events(wire, fmt, reasoning_open=fmt.reasoning_opened_by(prompt))
+        except UnparsedToolCall:
+            continue
+        texts = [(i, e.text) for i, e in enumerate(events) if isinstance(e, TextDelta) and e.text.strip()]
+        calls_at = [i for i, e in enumerate(events) if isinstance(e, ToolCallEvent)]
+        if any(not calls_at or i < calls_at[-1] or not _TRAILING_TAGS.fullmatch(text) for i, text in texts):
+            continue
+        calls = [event.call for event in events if isinstance(event, ToolCallEvent)]
+        as_text = _read_back(calls)
+        if as_text is not None:
+            found.append((fmt, as_text))
+    return found
+
+
+@functools.lru_cache(maxsize=256)
+def _probe(template: ChatTemplate) -> TemplateProbe:
+    errors: list[str] = []
+    first: TemplateProbe | None = None
+    for shape, message in CALL_SHAPES:
+        try:
+            prompt, with_call = _render(template, message)
+        except MemoryError:
+            raise  # not the template refusing a shape: see probe_template
+        except Exception as error:  # noqa: BLE001 - a template may raise anything
+            text = f"{type(error).__name__}: {error}"
+            if text not in errors:
+                errors.append(text)
+            continue
+        added = with_call[_call_turn_start(prompt, with_call) :]
+        wire = _cut_turn(added, _turn_end(template))
+        renders_tools = PROBE_NAME in prompt
+        # Judged before the cut: a template may render the call as a turn of its own.
+        call_survives = PROBE_NAME in added
+        readers = _readers(wire, prompt) if renders_tools and call_survives else []
+        if len(readers) == 1:
+            return TemplateProbe(template.name, readers[0][0], True, True, wire, shape, readers[0][1])
+        probe = TemplateProbe(
+            template.name, None, renders_tools, call_survives, wire, shape,
+            ambiguous=tuple(fmt.name for fmt, _ in readers) if len(readers) > 1 else (),
+        )
+        if probe.ambiguous:
+            return probe  # two readers read the same text: never pick one
+        first = first or probe
+    if first is not None:
+        return first
+    return TemplateProbe(template.name, None, False, False, "", None, error=" / ".join(errors))
+
+
+def as_template(source) -> ChatTemplate:
+    """A ChatTemplate from a ChatTemplate, template source text, or a tokenizer."""
+    if isinstance(source, ChatTemplate):
+        return source
+    if isinstance(source, str):
+        return ChatTemplate("template", source)
+    if hasattr(source, "chat_template") and hasattr(source, "special_tokens_map"):
+        return ChatTemplate.from_tokenizer(source)
+    raise TypeError(
+        f"expected a template source str, a ChatTemplate or a tokenizer, got {type(source).__name__}"
+    )
+
+
+def _probe_for_parent(template: ChatTemplate) -> tuple[TemplateProbe, str | None]:
+    """Runs in the sandbox's child: the probe, with its format sent back by name.
+
+    The parent looks the name up in FORMATS, so it gets the registry's own
+    Format object rather than an unpickled copy.
+    """
+    probe = _probe(template)
+    return dataclasses.replace(probe, format=None), probe.format.name if probe.format else None
+
+
+@functools.lru_cache(maxsize=256)
+def _probe_sandboxed(template: ChatTemplate, deadline: float, memory_limit: int | None) -> TemplateProbe:
+    # A stopped probe raises, and lru_cache does not cache raises: only
+    # finished probes are remembered.
+    probe, format_name = run_sandboxed(
+        functools.partial(_probe_for_parent, template),
+        name=template.name,
+        deadline=deadline,
+        memory_limit=memory_limit,
+    )
+    return dataclasses.replace(probe, format=FORMATS[format_name] if format_name else None)
+
+
+def probe_template(
+    source, *, deadline: float | None = None, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> TemplateProbe:
+    """Probe a template source string, a ChatTemplate or a tokenizer; never raises on a template's error.
+
+    Templates are code from strangers, and Jinja's sandbox bounds neither
+    time nor memory. With ``deadline`` (seconds) the probe runs in a forked
+    child process (``templatestudio.sandbox``) killed at the deadline and
+    allowed ``memory_limit`` bytes beyond what it inherited; a probe stopped
+    that way comes back with ``stopped=True`` and an error naming
+    TemplateTimeout or TemplateResourceError and the limit. Without a
+    deadline (the default, for notebooks and tests of trusted templates)
+    the probe runs in-process, and a template that exhausts memory raises
+    MemoryError instead of being reported as an error of the template.
+    """
+    template = as_template(source)
+    if deadline is None:
+        return _probe(template)
+    try:
+        return _probe_sandboxed(template, deadline, memory_limit)
+    except (TemplateTimeout, TemplateResourceError) as stop:
+        error = f"{type(stop).__name__}: {stop}"
+        return TemplateProbe(template.name, None, False, False, "", None, error=error, stopped=True)
+
+

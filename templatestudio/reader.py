@@ -1,0 +1,109 @@
+"""The production reader: one function that reads a model's reply, for every caller.
+
+``read_tool_calls`` is what the loop, the ``check`` CLI, the stream's close
+and the vLLM plugin use. It reads:
+
+- through the model's own response template when the tokenizer ships one
+  (``tokenizer.parse_response``), and then holds that answer to the same
+  leak check as every other path: the format the chat template writes is
+  detected, its reader runs over the same text, and any call marker it
+  finds unconsumed, or any disagreement between the two readings, raises
+  ``UnparsedToolCall``;
+- otherwise through the format you name, or the one detected from the
+  tokenizer's chat template, with ``templatestudio.engine`` (the machine
+  ``ToolCallStream`` runs, so a stream of the reply gives the same events).
+
+Reasoning is split by the format's own rule, in the engine: a block at the
+start of the reply, never a ``</think>`` met later inside a call. The course
+module's ``tools.parse_tool_calls`` stays the tutorial's simpler reader;
+this one exists because that one trusts whatever parser it is handed.
+
+Not handled: replies mixing two formats (the second one's call raises).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.detect import resolve_format
+from templatestudio.engine import Event, ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.formats import Format
+from templatestudio.probe import same_json_value
+from templatestudio.tools import normalize_arguments
+
+__all__ = ["Reply", "read_tool_calls", "split_reasoning"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A reply read: its calls (with ids where written), the visible content, the reasoning."""
+
+    calls: list[ParsedToolCall]
+    ids: list[str | None]
+    content: str
+    reasoning: str
+    events: list[Event]
+    format: Format | None
+
+
+def _is_tokenizer(source: object) -> bool:
+    return hasattr(source, "chat_template") and hasattr(source, "special_tokens_map")
+
+
+def _reply(events: list[Event], fmt: Format | None) -> Reply:
+    calls = [event for event in events if isinstance(event, ToolCallEvent)]
+    return Reply(
+        calls=[event.call for event in calls],
+        ids=[event.id for event in calls],
+        content="".join(event.text for event in events if isinstance(event, TextDelta)),
+        reasoning="".join(event.text for event in events if isinstance(event, ReasoningDelta)),
+        events=events,
+        format=fmt,
+    )
+
+
+def _same_calls(left: list[ParsedToolCall], right: list[ParsedToolCall]) -> bool:
+    return len(left) == len(right) and all(
+        a.name == b.name and same_json_value(a.arguments, b.arguments) for a, b in zip(left, right)
+    )
+
+
+def read_tool_calls(
+    text: str, source: object, *, prefix: str | None = None, reasoning_open: bool | None = None
+) -> Reply:
+    """Read text, a model's reply, for the calls in it; raise rather than lose one.
+
+    source is a ``Format``, a registered format name, or a tokenizer (whose
+    response template is used when it ships one, and whose chat template
+    tells the format otherwise). prefix is the prompt the reply continues;
+    reasoning_open overrides whether that prompt opened a reasoning block
+    (by default it is read off the prefix).
+    """
+    tokenizer = source if _is_tokenizer(source) else None
+    fmt = resolve_format(source, deadline=None) if tokenizer is not None else resolve_format(source)
+    opened = fmt.reasoning_opened_by(prefix) if reasoning_open is None else reasoning_open
+    reply = _reply(read_events(text, fmt, reasoning_open=opened), fmt)
+    if tokenizer is None or getattr(tokenizer, "response_template", None) is None:
+        return reply
+    message = tokenizer.parse_response(text, prefix=prefix or "")
+    shipped = [
+        ParsedToolCall(call["function"]["name"], normalize_arguments(call["function"]["arguments"]))
+        for call in message.get("tool_calls", [])
+    ]
+    if not _same_calls(shipped, reply.calls):
+        raise UnparsedToolCall(
+            f"{tokenizer.name_or_path}'s response template read {len(shipped)} call(s) "
+            f"{[call.name for call in shipped]}, the {fmt.name} format reads {len(reply.calls)} "
+            f"{[call.name for call in reply.calls]}: the reply is not read the same way twice"
+        )
+    return Reply(shipped, reply.ids, reply.content, reply.reasoning, reply.events, fmt)
+
+
+def split_reasoning(text: str, source: object, *, prefix: str | None = None) -> tuple[str, str]:
+    """(reasoning, the rest of the reply), split by the format's rule: the one place that splits it."""
+    reply = read_tool_calls(text, source, prefix=prefix)
+    shown = "".join(
+        event.text if isinstance(event, TextDelta) else "" for event in reply.events
+    )
+    return reply.reasoning, shown

@@ -1,0 +1,142 @@
+"""Loading a chat template: from a tokenizer, a .jinja file, a model folder, a config, or the Hub.
+
+``ChatTemplate`` is a template's source plus the special tokens it is
+rendered with; ``load_chat_templates`` turns a command-line target into
+templates. Only ``tokenizer_config.json`` and ``chat_template.jinja`` are
+ever downloaded: no vocabulary, no weights.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from templatestudio.calls import NoToolCallFormat
+
+__all__ = ["ChatTemplate", "load_chat_templates"]
+
+_EMPTY_BOS_EOS = (("bos_token", ""), ("eos_token", ""))
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    """A chat template's source and what it is rendered with.
+
+    special_tokens are the template variables a tokenizer passes along
+    (bos_token, eos_token, ...). A bare .jinja file has none, and many
+    templates fail on an undefined eos_token, so files and configs that do
+    not name bos and eos render them as empty strings. Two ChatTemplates are
+    equal when name, source and special tokens are, which is what probe
+    results are cached on.
+    """
+
+    name: str
+    source: str
+    special_tokens: tuple[tuple[str, str], ...] = _EMPTY_BOS_EOS
+    response_template: dict | None = field(default=None, compare=False, repr=False)
+
+    def render(self, conversation: list[dict], *, tools=None, add_generation_prompt=False) -> str:
+        """Render through transformers' own Jinja machinery (what apply_chat_template runs)."""
+        from transformers.utils.chat_template_utils import render_jinja_template
+
+        rendered, _ = render_jinja_template(
+            conversations=[conversation],
+            tools=tools,
+            chat_template=self.source,
+            add_generation_prompt=add_generation_prompt,
+            **dict(self.special_tokens),
+        )
+        return rendered[0]
+
+    @classmethod
+    def from_tokenizer(cls, tokenizer) -> ChatTemplate:
+        """The template apply_chat_template(..., tools=...) would use for tokenizer."""
+        if tokenizer.chat_template is None:
+            raise NoToolCallFormat(f"{tokenizer.name_or_path}: the tokenizer has no chat template")
+        source = tokenizer.get_chat_template(tools=[{"type": "function", "function": {"name": "probe"}}])
+        tokens = {k: v for k, v in tokenizer.special_tokens_map.items() if isinstance(v, str)}
+        return cls(
+            tokenizer.name_or_path,
+            source,
+            tuple(sorted(tokens.items())),
+            getattr(tokenizer, "response_template", None),
+        )
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ChatTemplate:
+        """A bare Jinja file, rendered without special tokens."""
+        path = Path(path)
+        return cls(path.stem, path.read_text(encoding="utf-8"))
+
+    @classmethod
+    def from_config(cls, name: str, config: dict, jinja_source: str | None = None) -> ChatTemplate:
+        """From a tokenizer_config.json dict, with an optional chat_template.jinja beside it.
+
+        A config holding several named templates uses ``tool_use`` when
+        present, else ``default``, as transformers does when tools are passed.
+        """
+        source = jinja_source if jinja_source is not None else config.get("chat_template")
+        if isinstance(source, list):
+            named = {item.get("name"): item.get("template") for item in source}
+            source = named.get("tool_use") or named.get("default")
+        if not isinstance(source, str):
+            raise NoToolCallFormat(f"{name}: no chat template in its tokenizer config")
+        tokens = dict(_EMPTY_BOS_EOS)
+        for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
+            value = config.get(key)
+            if isinstance(value, dict):  # an AddedToken as older configs store it
+                value = value.get("content")
+            if isinstance(value, str):
+                tokens[key] = value
+        return cls(name, source, tuple(sorted(tokens.items())), config.get("response_template"))
+
+    @classmethod
+    def from_dir(cls, path: str | Path) -> ChatTemplate:
+        """A model folder: tokenizer_config.json and/or chat_template.jinja."""
+        path = Path(path)
+        config_file, jinja_file = path / "tokenizer_config.json", path / "chat_template.jinja"
+        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
+        jinja = jinja_file.read_text(encoding="utf-8") if jinja_file.exists() else None
+        return cls.from_config(path.name, config, jinja)
+
+    @classmethod
+    def from_hub(cls, repo_id: str) -> ChatTemplate:
+        """Download only tokenizer_config.json (and chat_template.jinja if the repo has one).
+
+        No vocabulary and no weights: a few kilobytes, then the Hugging
+        Face cache serves them.
+        """
+        from huggingface_hub import hf_hub_download
+        from huggingface_hub.errors import EntryNotFoundError
+
+        config_path = hf_hub_download(repo_id, "tokenizer_config.json")
+        config = json.loads(Path(config_path).read_text(encoding="utf-8"))
+        try:
+            jinja = Path(hf_hub_download(repo_id, "chat_template.jinja")).read_text(encoding="utf-8")
+        except EntryNotFoundError:
+            jinja = None
+        return cls.from_config(repo_id, config, jinja)
+
+
+def load_chat_templates(target: str | Path) -> list[ChatTemplate]:
+    """The templates a target names.
+
+    A target is a .jinja file, a model folder (tokenizer_config.json and/or
+    chat_template.jinja), a folder of .jinja files, or a Hub repo id.
+    """
+    path = Path(target)
+    if path.is_file():
+        if path.name == "tokenizer_config.json":
+            return [ChatTemplate.from_dir(path.parent)]
+        return [ChatTemplate.from_file(path)]
+    if path.is_dir():
+        if (path / "tokenizer_config.json").exists() or (path / "chat_template.jinja").exists():
+            return [ChatTemplate.from_dir(path)]
+        templates = [ChatTemplate.from_file(file) for file in sorted(path.glob("*.jinja"))]
+        if not templates:
+            raise FileNotFoundError(f"{target}: no tokenizer_config.json or .jinja files in this folder")
+        return templates
+    return [ChatTemplate.from_hub(str(target))]
+
+
