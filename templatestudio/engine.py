@@ -128,6 +128,8 @@ class Machine:
         self.format = fmt
         self.record = record
         self.markers: list[Marker] = []
+        self.reasoning_spans: list[tuple[int, int]] = []  # reply offsets of each block, tags included
+        self._reasoning_start = 0
         self.examined = 0
         self._reasoning = fmt.reasoning if fmt is not None else None
         pairs = _all_openers(fmt)
@@ -182,6 +184,10 @@ class Machine:
             self._at = end
 
     @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
     def offset(self) -> int:
         """Reply offset of the first unsettled character."""
         return self._base + self._at
@@ -203,11 +209,14 @@ class Machine:
             self.examined += end + len(closer) - self._at
             self._emit(ReasoningDelta, end)
             self._at = end + len(closer)
+            self.reasoning_spans.append((self._reasoning_start, self.offset))
             self._mode = "start"
             return True
         keep = 0 if final else _partial_suffix(self._buffer, closer)
         self.examined += len(self._buffer) - keep - self._at
         self._emit(ReasoningDelta, len(self._buffer) - keep)
+        if final:  # never closed: all the rest was reasoning
+            self.reasoning_spans.append((self._reasoning_start, self.offset))
         return False
 
     def _start_of_reply(self, final: bool) -> bool:
@@ -221,6 +230,7 @@ class Machine:
         if self._reasoning:
             opener = self._reasoning[0]
             if head.startswith(opener):
+                self._reasoning_start = self._base + first
                 self._at = first + len(opener)
                 self._mode = "reason"
                 return True

@@ -8,7 +8,7 @@ the message it is in, so a caller can fix them all in one pass.
 Not handled here: multimodal content parts (``content`` as a list of parts)
 are rejected, because none of the templates this course renders accept them
 in a tool conversation; and whether each tool result answers a call is the
-pairing check's job, not this module's.
+pairing check's job (``templatestudio.pairing``), not this module's.
 """
 
 from __future__ import annotations
@@ -111,17 +111,17 @@ def validate_conversation(conversation: object) -> list[str]:
     return problems
 
 
-def assert_valid(conversation: object, *, pairing: bool = False) -> None:
+def assert_valid(conversation: object) -> None:
     """Raise InvalidConversation listing every problem, or return None.
 
-    pairing=True also checks that every tool result answers a call
-    (``templatestudio.pairing``), once the structure itself is valid.
+    This checks structure only. Whether every tool result answers a call is
+    checked by ``templatestudio.pairing.assert_paired``, which runs this
+    check first and raises the same exception. The pairing check lives
+    there, not behind a flag here, because pairing builds on this module:
+    this module imports nothing from the package, so it can sit at the
+    bottom of the layers (an earlier ``assert_valid(pairing=True)`` had to
+    import pairing from inside the function to dodge the cycle).
     """
     problems = validate_conversation(conversation)
-    if pairing and not problems:
-        # Imported here because the pairing module builds on this one.
-        from templatestudio.pairing import validate_tool_pairing
-
-        problems = [problem.message for problem in validate_tool_pairing(conversation)]
     if problems:
         raise InvalidConversation(problems)

@@ -27,7 +27,9 @@ yet, which is where an agent loop runs its tools: that is reported only
 with ``allow_pending=False``.
 
 Structure (roles, types) is ``messages.validate_conversation``'s job and
-must pass before pairing is checked.
+must pass before pairing is checked. ``assert_paired`` runs both and
+raises one ``InvalidConversation``; it is this module's, not a flag of
+``messages.assert_valid``, so that ``messages`` never imports ``pairing``.
 """
 
 from __future__ import annotations
@@ -202,6 +204,25 @@ def validate_tool_pairing(
     return sorted(problems, key=lambda problem: problem.index)
 
 
+def assert_paired(
+    conversation: object, *, strict_order: bool = False, allow_pending: bool = True
+) -> None:
+    """Raise InvalidConversation listing every problem, or return None.
+
+    The structural check (``messages.assert_valid``) runs first; once the
+    structure is valid, every pairing problem ``validate_tool_pairing``
+    finds (with the same options) is listed by its message.
+    """
+    structural = validate_conversation(conversation)
+    if structural:
+        raise InvalidConversation(structural)
+    problems = validate_tool_pairing(
+        conversation, strict_order=strict_order, allow_pending=allow_pending
+    )
+    if problems:
+        raise InvalidConversation([problem.message for problem in problems])
+
+
 def _safe_starts(conversation: Conversation, first: int) -> list[int]:
     # A user message closes every call block, so history that starts at one
     # can hold no result whose call was cut away; it also satisfies the
@@ -221,13 +242,18 @@ def truncate_history(conversation: Conversation, max_messages: int) -> Conversat
     results, so a history that was paired stays paired. It returns a new
     list and leaves conversation alone; a conversation already short enough
     comes back whole. Raises ValueError when no safe cut fits the limit (one
-    user turn with a long tool loop cannot be shortened without splitting it).
-    Not handled: summarising what was dropped.
+    user turn with a long tool loop cannot be shortened without splitting it),
+    and InvalidConversation, listing every problem as ``validate_conversation``
+    does, when the conversation is malformed: a message without a role has no
+    place to be cut at. Not handled: summarising what was dropped.
     """
     if isinstance(max_messages, bool) or not isinstance(max_messages, int):
         raise TypeError(f"max_messages must be an int, got {type(max_messages).__name__}")
     if max_messages < 1:
         raise ValueError(f"max_messages must be at least 1, got {max_messages}")
+    problems = validate_conversation(conversation)
+    if problems:
+        raise InvalidConversation(problems)
     if len(conversation) <= max_messages:
         return list(conversation)
     keep_system = conversation[0]["role"] == "system"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.detect import resolve_format
-from templatestudio.engine import Event, ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.engine import Event, Machine, ReasoningDelta, TextDelta, ToolCallEvent, read_events
 from templatestudio.formats import Format
 from templatestudio.probe import same_json_value
 from templatestudio.tools import normalize_arguments
@@ -101,9 +101,19 @@ def read_tool_calls(
 
 
 def split_reasoning(text: str, source: object, *, prefix: str | None = None) -> tuple[str, str]:
-    """(reasoning, the rest of the reply), split by the format's rule: the one place that splits it."""
-    reply = read_tool_calls(text, source, prefix=prefix)
-    shown = "".join(
-        event.text if isinstance(event, TextDelta) else "" for event in reply.events
-    )
-    return reply.reasoning, shown
+    """(reasoning, the reply without its reasoning blocks), split by the format's rule.
+
+    This is the one place reasoning is split: the engine's rule, which the
+    stream and the reader share. The reply is raw text, calls included, and
+    the split raises ``UnparsedToolCall`` where the reader would.
+    """
+    fmt = resolve_format(source)
+    machine = Machine(fmt, reasoning_open=fmt.reasoning_opened_by(prefix))
+    events = machine.feed(text) + machine.close()
+    reasoning = "".join(event.text for event in events if isinstance(event, ReasoningDelta))
+    rest, cursor = [], 0
+    for start, end in machine.reasoning_spans:
+        rest.append(text[cursor:start])
+        cursor = end
+    rest.append(text[cursor:])
+    return reasoning, "".join(rest)

@@ -53,12 +53,12 @@ class ToolCallStream:
         return self._machine.examined
 
     def feed(self, chunk: str) -> list[Event]:
-        if self._machine._closed:
+        if self._machine.closed:
             raise RuntimeError("ToolCallStream already closed")
         return self._machine.feed(chunk)
 
     def close(self) -> list[Event]:
-        if self._machine._closed:
+        if self._machine.closed:
             raise RuntimeError("ToolCallStream already closed")
         return self._machine.close()
 

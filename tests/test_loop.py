@@ -12,6 +12,8 @@ tool, a malformed call, two rounds, a call rehearsed only in the reasoning).
 
 from __future__ import annotations
 
+import re
+
 import functools
 
 import pytest
@@ -22,7 +24,6 @@ from transformers import GenerationConfig
 from rates import QUESTION, get_exchange_rate
 from samples import QWEN3_CALL
 from standin import ANSWER, SCRIPT_NAMES, StandInTrainingError, hermes_call, scripts, train_standin
-from templatestudio.formats import Llama3JSONParser
 from templatestudio.loop import (
     ToolLoopLimit,
     Transcript,
@@ -105,7 +106,7 @@ def assert_trained_on_the_loops_histories(transcript: Transcript, script: str) -
 
 def loop(standin, script: str, **options) -> Transcript:
     model, tokenizer = standin(script)
-    options.setdefault("fallback", HermesParser())
+    options.setdefault("fmt", "hermes")
     return run_tool_loop(model, tokenizer, QUESTION, [get_exchange_rate], **options)
 
 
@@ -152,6 +153,13 @@ def test_a_call_inside_reasoning_is_not_in_the_reply():
     reasoning, reply = split_thinking(raw)
     assert HermesParser().parse(reasoning)  # it really is a call...
     assert HermesParser().parse(reply) == []  # ...and the reply does not carry it
+
+
+def test_a_think_closer_inside_a_later_call_does_not_end_reasoning():
+    call = '<tool_call>\n{"name": "note", "arguments": {"text": "</think> is a tag"}}\n</tool_call>'
+    reasoning, reply = split_thinking("<think>\nPlan.\n</think>\n\n" + call)
+    assert (reasoning, reply) == ("Plan.", call)
+    assert split_thinking(call) == ("", call)
 
 
 # --- run_tool_round: dispatch, ids, grouping, order --------------------------
@@ -336,7 +344,7 @@ TWO_HERMES_CALLS = hermes_call("get_exchange_rate", EUR_JPY) + "\n" + hermes_cal
 
 def test_qwen3_parallel_calls_share_one_turn_with_ids(qwen3):
     model = ScriptedModel(qwen3, [TWO_HERMES_CALLS, ANSWER])
-    transcript = run_tool_loop(model, qwen3, QUESTION, [get_exchange_rate], fallback=HermesParser())
+    transcript = run_tool_loop(model, qwen3, QUESTION, [get_exchange_rate], fmt="hermes")
     assert roles(transcript.messages) == ["user", "assistant", "tool", "tool", "assistant"]
     assert [c["id"] for c in transcript.messages[1]["tool_calls"]] == ["call00001", "call00002"]
     assert [m["tool_call_id"] for m in transcript.messages[2:4]] == ["call00001", "call00002"]
@@ -359,7 +367,7 @@ def test_llama31_parallel_calls_get_one_turn_each(llama31):
     )
     model = ScriptedModel(llama31, [reply, ANSWER])
     transcript = run_tool_loop(
-        model, llama31, QUESTION, [get_exchange_rate], fallback=Llama3JSONParser()
+        model, llama31, QUESTION, [get_exchange_rate], fmt="llama3-json"
     )
     assert roles(transcript.messages) == ["user", *["assistant", "tool"] * 2, "assistant"]
     assert [m.get("tool_call_id") for m in transcript.messages[1:5]] == [
@@ -371,7 +379,7 @@ def test_llama31_parallel_calls_get_one_turn_each(llama31):
 
 def test_the_loop_feeds_a_failing_tool_back_as_an_error_result(qwen3):
     model = ScriptedModel(qwen3, [QWEN3_CALL, ANSWER])
-    transcript = run_tool_loop(model, qwen3, QUESTION, [unreachable_rate], fallback=HermesParser())
+    transcript = run_tool_loop(model, qwen3, QUESTION, [unreachable_rate], fmt="hermes")
     error = "error: get_exchange_rate raised ConnectionError: rate service unreachable"
     assert transcript.messages[2]["content"] == error
     assert error in model.prompts[1]
@@ -380,7 +388,7 @@ def test_the_loop_feeds_a_failing_tool_back_as_an_error_result(qwen3):
 def test_the_loop_types_arguments_before_they_reach_the_tool_and_the_history(qwen3):
     written = hermes_call("top_quotes", {"base": "EUR", "limit": "10"})
     model = ScriptedModel(qwen3, [written, ANSWER])
-    transcript = run_tool_loop(model, qwen3, QUESTION, [top_quotes], fallback=HermesParser())
+    transcript = run_tool_loop(model, qwen3, QUESTION, [top_quotes], fmt="hermes")
     assert transcript.calls == [{"name": "top_quotes", "arguments": {"base": "EUR", "limit": 10}}]
     assert transcript.messages[2]["content"] == '["USD", "JPY", "GBP"]'
     assert '"limit": 10' in model.prompts[1]
@@ -391,7 +399,7 @@ def test_an_orphaned_result_in_the_callers_history_is_refused_before_generating(
     history = [*QUESTION, tool_result_message("get_exchange_rate", "162.4")]
     orphan = "message 1: tool result 'get_exchange_rate' has no open call before it"
     with pytest.raises(InvalidConversation, match=orphan):
-        run_tool_loop(model, qwen3, history, [get_exchange_rate], fallback=HermesParser())
+        run_tool_loop(model, qwen3, history, [get_exchange_rate], fmt="hermes")
     assert model.prompts == []
 
 
@@ -399,7 +407,7 @@ def test_a_call_left_unanswered_in_the_callers_history_is_refused(qwen3):
     model = ScriptedModel(qwen3, [ANSWER])
     history = [*QUESTION, tool_call_message("get_exchange_rate", EUR_JPY)]
     with pytest.raises(InvalidConversation, match="has no result before the conversation ends"):
-        run_tool_loop(model, qwen3, history, [get_exchange_rate], fallback=HermesParser())
+        run_tool_loop(model, qwen3, history, [get_exchange_rate], fmt="hermes")
     assert model.prompts == []
 
 
@@ -419,7 +427,7 @@ def test_results_out_of_call_order_are_refused_where_the_template_shows_no_ids(q
     assert validate_tool_pairing(history, allow_pending=False) == []  # fine where ids are shown
     model = ScriptedModel(qwen3, [ANSWER])
     with pytest.raises(InvalidConversation, match="results must follow call order"):
-        run_tool_loop(model, qwen3, history, [get_exchange_rate], fallback=HermesParser())
+        run_tool_loop(model, qwen3, history, [get_exchange_rate], fmt="hermes")
     assert model.prompts == []
 
 
@@ -432,7 +440,7 @@ def test_a_paired_history_is_accepted_and_continued(qwen3):
         {"role": "user", "content": "And in dollars?"},
     ]
     model = ScriptedModel(qwen3, [hermes_call("get_exchange_rate", EUR_USD), "About 1.1 dollars."])
-    transcript = run_tool_loop(model, qwen3, history, [get_exchange_rate], fallback=HermesParser())
+    transcript = run_tool_loop(model, qwen3, history, [get_exchange_rate], fmt="hermes")
     assert transcript.messages[5]["tool_calls"][0]["id"] == "call00001"
     assert transcript.answer == "About 1.1 dollars."
 
@@ -464,7 +472,7 @@ def test_every_script_is_named():
 def test_loop_leaves_the_callers_conversation_alone(standin):
     conversation = list(QUESTION)
     model, tokenizer = standin("exchange_rate")
-    run_tool_loop(model, tokenizer, conversation, [get_exchange_rate], fallback=HermesParser())
+    run_tool_loop(model, tokenizer, conversation, [get_exchange_rate], fmt="hermes")
     assert conversation == QUESTION
 
 
@@ -483,14 +491,15 @@ def test_unknown_tool_result_is_fed_back_and_the_model_recovers(standin):
 
 
 def test_malformed_call_raises_unparsed_tool_call(standin):
-    message = "HermesParser found no call in text that looks like one"
+    message = "the hermes format cannot read the tool call at offset"
     with pytest.raises(UnparsedToolCall, match=message):
         loop(standin, "malformed_call")
 
 
-def test_wrong_parser_raises_instead_of_answering_with_the_call(standin):
-    with pytest.raises(UnparsedToolCall, match="FencedJSONParser found no call"):
-        loop(standin, "exchange_rate", fallback=FencedJSONParser())
+def test_wrong_format_raises_instead_of_answering_with_the_call(standin):
+    message = r"the fenced-json format left a tool call unread: '<tool_call>' at offset \d+ opens a call in the hermes format"
+    with pytest.raises(UnparsedToolCall, match=message):
+        loop(standin, "exchange_rate", fmt="fenced-json")
 
 
 def test_two_rounds_complete(standin):
@@ -535,16 +544,17 @@ def test_call_rehearsed_in_reasoning_is_never_run(standin):
         return get_exchange_rate(base, quote)
 
     model, tokenizer = standin("reasoned_call")
-    transcript = run_tool_loop(model, tokenizer, QUESTION, [recording], fallback=HermesParser())
+    transcript = run_tool_loop(model, tokenizer, QUESTION, [recording], fmt="hermes")
     assert "<tool_call>" in transcript.replies[0]
     assert transcript.calls == []
     assert ran == []
     assert transcript.answer == ANSWER
 
 
-def test_qwen3_without_a_fallback_parser_is_refused(standin):
-    with pytest.raises(ValueError, match="ships no response template; pass a fallback parser"):
-        loop(standin, "exchange_rate", fallback=None)
+def test_without_a_format_the_loop_reads_the_one_its_template_writes(standin):
+    # Qwen3 ships no response template: the format comes from probing its chat template.
+    transcript = loop(standin, "exchange_rate", fmt=None)
+    assert transcript.answer == ANSWER
 
 
 def test_a_standin_that_did_not_learn_its_script_is_not_saved(tmp_path):

@@ -71,16 +71,9 @@ from vllm.entrypoints.generate.base.protocol import (  # noqa: E402
 from vllm.renderers.chat_utils import make_tool_call_id  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 
-from templatestudio.calls import NoToolCallFormat  # noqa: E402
+from templatestudio.calls import NoToolCallFormat, UnparsedToolCall  # noqa: E402
+from templatestudio.reader import read_tool_calls  # noqa: E402
 from templatestudio.stream import ReasoningDelta, TextDelta, ToolCallEvent, ToolCallStream  # noqa: E402
-
-try:
-    from templatestudio.reader import read_tool_calls
-    from templatestudio.calls import UnparsedToolCall
-
-    UNPARSED_ERRORS: tuple[type[ValueError], ...] = (UnparsedToolCall,)
-except ImportError:  # TEMPORARY until templatestudio.reader lands: see _reader_adapter.py
-    from templatestudio.integrations._reader_adapter import UNPARSED_ERRORS, read_tool_calls
 
 __all__ = [
     "PARSER_NAME",
@@ -135,10 +128,13 @@ _detected: dict[tuple[str, str], DetectedFormat] = {}
 def detect_served_format(tokenizer) -> DetectedFormat:
     """The format the tokenizer's chat template writes, probed once per template.
 
-    The one place this integration calls the detector. Raises
-    NoToolCallFormat, with a message for the server log, when there is none.
+    The one place this integration calls the detector. The probe runs
+    in-process (no sandbox): vLLM renders the same template in-process for
+    every request anyway. Raises NoToolCallFormat, with a message for the
+    server log, when there is none (or more than one reads the probe back).
     """
-    from templatestudio.detect import TemplateProbeError, detect_format, probe_template
+    from templatestudio.detect import detect_format
+    from templatestudio.probe import TemplateProbeError, probe_template
 
     name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
     template = getattr(tokenizer, "chat_template", None)
@@ -152,12 +148,14 @@ def detect_served_format(tokenizer) -> DetectedFormat:
     if template is None:
         raise NoToolCallFormat(f"templatestudio: {name} has no chat template to read a format from; {hand_pick}")
     try:
-        fmt = detect_format(tokenizer)
+        fmt = detect_format(tokenizer, deadline=None)
     except TemplateProbeError as error:
         raise NoToolCallFormat(
             f"templatestudio: the chat template of {name} cannot render a tool call "
             f"({error.template_error}); {hand_pick}"
         ) from None
+    except NoToolCallFormat as error:  # AmbiguousFormat: two formats read the probe back
+        raise NoToolCallFormat(f"templatestudio: {error}; {hand_pick}") from None
     probe = probe_template(tokenizer)  # cached: the probe detect_format just ran
     if fmt is None:
         raise NoToolCallFormat(
@@ -215,7 +213,7 @@ class TemplateStudioToolParser(ToolParser):
             return unchanged
         try:
             content, calls = _read_whole(model_output, self.format)
-        except UNPARSED_ERRORS as leak:
+        except UnparsedToolCall as leak:
             self.report_leak(leak)
             return unchanged
         tool_calls = [
@@ -279,51 +277,80 @@ def _arguments(call) -> str:
 
 
 class _Content:
-    """Builds content from a reply's events, and collects its calls.
+    """Builds a reply's content from its events, and collects its calls.
 
     Reasoning goes back into the content inside the format's own tags, so a
     reply without calls comes back as exactly its text: splitting reasoning
-    off is the reasoning parser's job. The closing tag is written when the
-    next event shows the block ended, or by ``finish`` when the reply ends
-    right after it.
+    off is the reasoning parser's job. Reasoning blocks only open the reply
+    (before any call or visible text), so while the reply is still opening
+    the raw text is walked alongside the events: that puts back each tag
+    where it was, even between two blocks the events merged into one.
     """
 
     def __init__(self, reasoning: tuple[str, str] | None) -> None:
         self.reasoning = reasoning
-        self.in_reasoning = False
+        self.opening = reasoning is not None  # no call or visible text yet: reasoning may come
+        self.position = 0  # raw-text offset the content has reached, while opening
+        self.in_block = False
 
-    def add(self, events) -> tuple[str, list]:
-        """(content, [(call, id written in the reply)]) for the next events."""
+    def add(self, events, text: str) -> tuple[str, list]:
+        """(content, [(call, id written in the reply)]) for the next events; text is the reply so far."""
         pieces, calls = [], []
         for event in events:
-            if isinstance(event, ReasoningDelta):
-                if not self.in_reasoning:
-                    pieces.append(self.reasoning[0])
-                    self.in_reasoning = True
-                pieces.append(event.text)
+            if isinstance(event, ReasoningDelta) and self.opening:
+                pieces.append(self._reasoning(event.text, text))
                 continue
-            if self.in_reasoning:
-                pieces.append(self.reasoning[1])
-                self.in_reasoning = False
-            if isinstance(event, TextDelta):
+            if self.in_block:
+                pieces.append(self._close())
+            if isinstance(event, ToolCallEvent):
+                calls.append((event.call, event.id))
+                self.opening = False
+            else:
                 pieces.append(event.text)
-            elif isinstance(event, ToolCallEvent):
-                calls.append((event.call, getattr(event, "id", None)))
+                self.position += len(event.text)
+                self.opening = self.opening and not event.text.strip()
         return "".join(pieces), calls
 
+    def _reasoning(self, piece: str, text: str) -> str:
+        opener, closer = self.reasoning
+        out = []
+        while piece:
+            if not self.in_block:  # the engine opens a block only where its opener stands
+                out.append(opener)
+                self.position += len(opener)
+                self.in_block = True
+            end = text.find(closer, self.position)
+            room = (len(text) if end == -1 else end) - self.position
+            taken, piece = piece[:room], piece[room:]
+            out.append(taken)
+            self.position += len(taken)
+            if piece:  # this block closed and the next opened right after it
+                out.append(self._close())
+        return "".join(out)
+
+    def _close(self) -> str:
+        self.in_block = False
+        self.position += len(self.reasoning[1])
+        return self.reasoning[1]
+
     def finish(self, text: str) -> str:
-        """The closing tag, when the whole reply text ends with it and it was not written yet."""
-        if self.in_reasoning and text.endswith(self.reasoning[1]):
-            self.in_reasoning = False
-            return self.reasoning[1]
+        """The closing tag, when the reply ends right after it (no event followed to show it)."""
+        if self.in_block and text.startswith(self.reasoning[1], self.position):
+            return self._close()
         return ""
+
+    def unsent(self, text: str, sent: int) -> str:
+        """After a leak: the text not yet sent, given the offset the stream had settled."""
+        return text[self.position :] if self.opening else text[sent:]
 
 
 def _read_whole(text: str, fmt) -> tuple[str, list]:
-    reply = read_tool_calls(text, fmt)
-    builder = _Content(fmt.reasoning)
-    content, calls = builder.add(reply.events)
-    return content + builder.finish(text), calls
+    # reasoning_open=False: a reasoning parser has already taken any block
+    # the prompt opened, and without one the block's text is plain content.
+    reply = read_tool_calls(text, fmt, reasoning_open=False)
+    content = _Content(fmt.reasoning)
+    body, calls = content.add(reply.events, text)
+    return body + content.finish(text), calls
 
 
 def _stream_offset(stream: ToolCallStream) -> int:
@@ -339,9 +366,9 @@ class _ReplyStream:
     """One streamed reply: its ToolCallStream, its text, and how much of it was sent.
 
     ``sent`` is the stream's offset after the last feed that returned: every
-    character before it went out as content or inside a call, so after a
-    leak the text from there on is what is sent as content (the events of a
-    feed that raised were never sent).
+    character before it went out, as content or inside a call. The events of
+    a feed that raised were never sent, so after a leak the text from there
+    on goes out as content and nothing is lost.
     """
 
     def __init__(self, parser: TemplateStudioToolParser) -> None:
@@ -359,10 +386,10 @@ class _ReplyStream:
             return DeltaMessage(content=delta) if delta else None
         try:
             events = self.stream.feed(delta)
-        except UNPARSED_ERRORS as leak:
+        except UnparsedToolCall as leak:
             return self._leak(leak)
         self.sent = _stream_offset(self.stream)
-        return self._message(*self.content.add(events))
+        return self._message(*self.content.add(events, self.text))
 
     def close(self) -> DeltaMessage | None:
         if self.passthrough or self.closed:
@@ -370,18 +397,16 @@ class _ReplyStream:
         self.closed = True
         try:
             events = self.stream.close()
-        except UNPARSED_ERRORS as leak:
+        except UnparsedToolCall as leak:
             return self._leak(leak)
         self.sent = len(self.text)
-        content, calls = self.content.add(events)
-        return self._message(content + self.content.finish(self.text), calls)
+        body, calls = self.content.add(events, self.text)
+        return self._message(body + self.content.finish(self.text), calls)
 
     def _leak(self, leak: Exception) -> DeltaMessage | None:
         self.parser.report_leak(leak)  # raises in strict mode
         self.passthrough = True
-        rest = self.text[self.sent :]
-        if self.content.in_reasoning:  # the held text starts after the block's last sent piece
-            rest = self.content.finish(self.text[: self.sent]) + rest
+        rest = self.content.unsent(self.text, self.sent)
         self.sent = len(self.text)
         return DeltaMessage(content=rest) if rest else None
 
