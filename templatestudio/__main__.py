@@ -17,11 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import re
 import sys
 
-from templatestudio.sandbox import DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT
+from templatestudio.sandbox import DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT, MAX_DEADLINE
 
 STOPPED = "none: stopped by the sandbox"
+# The probe's error for a template Jinja cannot even parse (the same on every shape).
+SYNTAX_ERROR = "TemplateSyntaxError: "
+# --memory-limit is in MiB: at least one, at most 2**40 (an exbibyte, above any machine).
+MIN_MEMORY_MIB, MAX_MEMORY_MIB = 1, 2**40
 
 
 def family_rows():
@@ -92,7 +98,7 @@ def format_check_table(rows: list[dict]) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from templatestudio.templates import load_chat_templates
+    from templatestudio.templates import TemplateLoadError, TemplateNotFound, load_chat_templates
 
     targets = args.targets
     if not targets:
@@ -104,8 +110,12 @@ def cmd_check(args: argparse.Namespace) -> int:
     for target in targets:
         try:
             templates = load_chat_templates(target)
+        except (TemplateLoadError, TemplateNotFound) as error:
+            failures.append(_one_line(error))  # already names the file and says why
+            continue
         except Exception as error:  # noqa: BLE001 - report every target, then fail
-            failures.append(f"{target}: cannot load a chat template ({type(error).__name__}: {error})")
+            kind = type(error).__name__
+            failures.append(f"{target}: cannot load a chat template ({kind}: {_one_line(error)})")
             continue
         for template in templates:
             row = check_row(template, deadline=args.deadline, memory_limit=memory_limit)
@@ -113,6 +123,9 @@ def cmd_check(args: argparse.Namespace) -> int:
             if row["parse_with"] == STOPPED:
                 # The error is "TemplateTimeout: NAME: ..."; stderr lines start with the name.
                 failures.append(row["error"].split(": ", 1)[1])
+            elif (row["error"] or "").startswith(SYNTAX_ERROR):
+                reason = row["error"][len(SYNTAX_ERROR) :]
+                failures.append(f"{template.name}: not a Jinja template (syntax error: {reason})")
     if args.json:
         print(json.dumps({"templates": rows, "failures": failures}, indent=2))
     else:
@@ -130,14 +143,37 @@ def cmd_vllm_plugin(args: argparse.Namespace) -> int:
     return 0
 
 
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+def _one_line(error: BaseException) -> str:
+    lines = str(error).strip().splitlines()
+    return lines[0] if lines else type(error).__name__
 
 
-def main(argv: list[str] | None = None) -> int:
+# Plain decimal notation only: float() would also take "inf", "nan", "1_0" and non-ASCII digits.
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number_between(low: float, high: float, unit: str, *, low_included: bool):
+    """An argparse type: a decimal number in the range, else one line saying what is expected."""
+    lowest = f"at least {low:,}" if low_included else f"above {low:,}"
+    expected = f"must be a number of {unit} {lowest} and at most {high:,}"
+
+    def parse(text: str) -> float:
+        stripped = text.strip()
+        value = float(stripped) if _DECIMAL.fullmatch(stripped) else math.nan
+        in_range = (value >= low if low_included else value > low) and value <= high
+        if not (math.isfinite(value) and in_range):
+            raise argparse.ArgumentTypeError(f"{expected}, got {text!r}")
+        return value
+
+    parse.__name__ = unit  # what argparse names the type in its own messages
+    return parse
+
+
+deadline_seconds = _number_between(0, MAX_DEADLINE, "seconds", low_included=False)
+memory_mib = _number_between(MIN_MEMORY_MIB, MAX_MEMORY_MIB, "MiB", low_included=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m templatestudio")
     commands = parser.add_subparsers(dest="command", required=True)
     table = commands.add_parser("table", help="print the course's family table")
@@ -151,14 +187,14 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--json", action="store_true", help="print JSON instead of a table")
     check.add_argument(
         "--deadline",
-        type=_positive_float,
+        type=deadline_seconds,
         default=DEFAULT_DEADLINE,
         metavar="SECONDS",
         help=f"stop a template whose probe takes longer (default {DEFAULT_DEADLINE:g})",
     )
     check.add_argument(
         "--memory-limit",
-        type=_positive_float,
+        type=memory_mib,
         default=DEFAULT_MEMORY_LIMIT / 2**20,
         metavar="MIB",
         help=f"memory a template's probe may add (default {DEFAULT_MEMORY_LIMIT // 2**20})",
@@ -168,7 +204,11 @@ def main(argv: list[str] | None = None) -> int:
         "vllm-plugin", help="print the path to pass to vLLM's --tool-parser-plugin (see README)"
     )
     plugin.set_defaults(run=cmd_vllm_plugin)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     return args.run(args)
 
 

@@ -112,7 +112,9 @@ def _all_openers(own: Format | None) -> list[tuple[Format, Opener]]:
     return [(fmt, opener) for fmt in formats for opener in fmt.openers]
 
 
-_SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}]*")
+# A reply may open with a byte-order mark or a zero-width space before a bare
+# call; they are text, but they do not hide the call behind them.
+_SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
 
 
 class Machine:
@@ -316,9 +318,12 @@ class Machine:
             self._refuse(fmt, opener, str(error))
             spans = None  # recorded: the region is kept as text
         if spans is None or fmt is not self.format:
-            if spans is not None:
+            if spans:
                 self._foreign(fmt, opener)
             self._emit(TextDelta, end)
+            return True
+        if not spans:  # the format's own way of saying "no call" (LFM2's empty block)
+            self._at = end
             return True
         cursor = 0
         for span in spans:

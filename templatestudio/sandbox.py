@@ -43,7 +43,9 @@ Not handled:
 
 from __future__ import annotations
 
+import math
 import multiprocessing
+import numbers
 import pickle
 import signal
 import sys
@@ -60,6 +62,8 @@ __all__ = [
     "DEFAULT_DEADLINE",
     "DEFAULT_MEMORY_LIMIT",
     "FORK_AVAILABLE",
+    "MAX_DEADLINE",
+    "check_limits",
     "SandboxUnavailable",
     "SandboxedError",
     "TemplateResourceError",
@@ -69,6 +73,10 @@ __all__ = [
 
 DEFAULT_DEADLINE = 10.0  # seconds; real templates render in milliseconds
 DEFAULT_MEMORY_LIMIT = 2 * 2**30  # bytes the child may map beyond what it inherited
+# A render that needs days is a hang; longer waits also overflow the clock the pipe polls with.
+MAX_DEADLINE = 10**6  # seconds, about eleven days
+# The largest address-space cap the kernel takes (a signed 64-bit rlim_t).
+_MAX_RLIMIT = 2**63 - 1
 FORK_AVAILABLE = "fork" in multiprocessing.get_all_start_methods()
 
 
@@ -132,7 +140,7 @@ def _cap_address_space(memory_limit: int) -> None:
     if resource is None or not hasattr(resource, "RLIMIT_AS") or mapped is None:
         return
     _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = mapped + memory_limit
+    limit = min(mapped + memory_limit, _MAX_RLIMIT)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
@@ -198,6 +206,28 @@ def _size(limit: int) -> str:
     return f"{limit / 2**30:g} GiB" if limit >= 2**30 else f"{limit / 2**20:g} MiB"
 
 
+def check_limits(deadline: object, memory_limit: object) -> None:
+    """Raise ValueError (TypeError for a non-number) unless run_sandboxed can honour both limits.
+
+    deadline: a real number of seconds, above 0 and at most MAX_DEADLINE
+    (infinity and NaN are refused: "no deadline" is not this module's job).
+    memory_limit: None, or a whole number of bytes above 0; caps above what
+    the kernel can set are lowered to its maximum.
+    """
+    if isinstance(deadline, bool) or not isinstance(deadline, numbers.Real):
+        raise TypeError(f"deadline must be a number of seconds, got {type(deadline).__name__}")
+    if not (deadline > 0 and math.isfinite(deadline) and deadline <= MAX_DEADLINE):
+        raise ValueError(
+            f"deadline must be a positive number of seconds, at most {MAX_DEADLINE:,}, got {deadline!r}"
+        )
+    if memory_limit is None:
+        return
+    if isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Integral):
+        raise TypeError(f"memory_limit must be an int (bytes) or None, got {type(memory_limit).__name__}")
+    if not memory_limit > 0:
+        raise ValueError(f"memory_limit must be positive (bytes) or None, got {memory_limit!r}")
+
+
 def run_sandboxed(
     action: Callable[[], Any],
     *,
@@ -209,14 +239,12 @@ def run_sandboxed(
 
     name is what the errors call the template. deadline is wall-clock
     seconds from the fork. memory_limit is the bytes of address space the
-    child may add to what it inherited (None: no cap). Raises
+    child may add to what it inherited (None: no cap). Limits that cannot
+    be honoured raise before anything runs (``check_limits``). Raises
     TemplateTimeout, TemplateResourceError, the child's own exception, or
     SandboxedError (see the module docstring).
     """
-    if not deadline > 0:
-        raise ValueError(f"deadline must be a positive number of seconds, got {deadline!r}")
-    if memory_limit is not None and not memory_limit > 0:
-        raise ValueError(f"memory_limit must be positive (bytes) or None, got {memory_limit!r}")
+    check_limits(deadline, memory_limit)
     if not FORK_AVAILABLE:
         warnings.warn(
             f"{name}: this platform cannot fork, so the template renders in-process "

@@ -9,12 +9,84 @@ ever downloaded: no vocabulary, no weights.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from templatestudio.calls import NoToolCallFormat
 
-__all__ = ["ChatTemplate", "load_chat_templates"]
+__all__ = [
+    "ChatTemplate",
+    "TemplateLoadError",
+    "TemplateNotFound",
+    "load_chat_templates",
+    "looks_like_path",
+    "read_text_file",
+]
+
+
+class TemplateLoadError(ValueError):
+    """A file that holds no chat template this package can read; the message is one line saying why."""
+
+
+class TemplateNotFound(FileNotFoundError):
+    """A path that does not exist, or a folder with no template in it; the message is one line."""
+
+
+# What the Hub accepts as a repo id: "name" or "namespace/name" of word
+# characters, "." and "-". Anything else can only be meant as a path.
+_REPO_ID = re.compile(r"[\w.-]{1,96}(?:/[\w.-]{1,96})?", re.ASCII)
+_PATH_SUFFIXES = (".jinja", ".json", ".j2", ".txt")
+
+
+def looks_like_path(target: str) -> bool:
+    """Whether target can only be a local path: it is no Hub repo id, or it names a template file."""
+    return (
+        not _REPO_ID.fullmatch(target)
+        or target.startswith(".")
+        or ".." in target
+        or target.lower().endswith(_PATH_SUFFIXES)
+    )
+
+
+def read_text_file(path: str | Path) -> str:
+    """A template or config file's text; TemplateLoadError or TemplateNotFound saying why not.
+
+    Refused, each in one line naming the file: a missing file, one that
+    cannot be read (permissions, a directory), one holding NUL bytes (a
+    binary file), one that is not UTF-8, and one that is empty or only
+    whitespace.
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise TemplateNotFound(f"no such file or directory: {path}") from None
+    except OSError as error:
+        raise TemplateLoadError(f"{path}: cannot be read ({error.strerror or error})") from None
+    if b"\0" in data:
+        raise TemplateLoadError(f"{path}: holds NUL bytes at offset {data.index(0)}: a binary file, not a template")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        byte = data[error.start]
+        raise TemplateLoadError(f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {error.start})") from None
+    if not text.strip():
+        raise TemplateLoadError(f"{path}: the file is empty" + (" but for whitespace" if text else ""))
+    return text
+
+
+def _read_config(path: Path) -> dict:
+    text = read_text_file(path)
+    try:
+        config = json.loads(text)
+    except ValueError as error:
+        raise TemplateLoadError(f"{path}: not valid JSON ({error})") from None
+    except RecursionError:  # json.loads recurses once per nested array or object
+        raise TemplateLoadError(f"{path}: not valid JSON (nested too deeply to read)") from None
+    if not isinstance(config, dict):
+        raise TemplateLoadError(f"{path}: must hold a JSON object, got {type(config).__name__}")
+    return config
 
 _EMPTY_BOS_EOS = (("bos_token", ""), ("eos_token", ""))
 
@@ -67,7 +139,7 @@ class ChatTemplate:
     def from_file(cls, path: str | Path) -> ChatTemplate:
         """A bare Jinja file, rendered without special tokens."""
         path = Path(path)
-        return cls(path.stem, path.read_text(encoding="utf-8"))
+        return cls(path.stem, read_text_file(path))
 
     @classmethod
     def from_config(cls, name: str, config: dict, jinja_source: str | None = None) -> ChatTemplate:
@@ -82,6 +154,8 @@ class ChatTemplate:
             source = named.get("tool_use") or named.get("default")
         if not isinstance(source, str):
             raise NoToolCallFormat(f"{name}: no chat template in its tokenizer config")
+        if not source.strip():
+            raise TemplateLoadError(f"{name}: its chat template is empty")
         tokens = dict(_EMPTY_BOS_EOS)
         for key in ("bos_token", "eos_token", "unk_token", "pad_token"):
             value = config.get(key)
@@ -96,8 +170,8 @@ class ChatTemplate:
         """A model folder: tokenizer_config.json and/or chat_template.jinja."""
         path = Path(path)
         config_file, jinja_file = path / "tokenizer_config.json", path / "chat_template.jinja"
-        config = json.loads(config_file.read_text(encoding="utf-8")) if config_file.exists() else {}
-        jinja = jinja_file.read_text(encoding="utf-8") if jinja_file.exists() else None
+        config = _read_config(config_file) if config_file.exists() else {}
+        jinja = read_text_file(jinja_file) if jinja_file.exists() else None
         return cls.from_config(path.name, config, jinja)
 
     @classmethod
@@ -123,7 +197,10 @@ def load_chat_templates(target: str | Path) -> list[ChatTemplate]:
     """The templates a target names.
 
     A target is a .jinja file, a model folder (tokenizer_config.json and/or
-    chat_template.jinja), a folder of .jinja files, or a Hub repo id.
+    chat_template.jinja), a folder of .jinja files, or a Hub repo id. A
+    target that can only be a path (``looks_like_path``) and does not exist
+    raises TemplateNotFound ("no such file or directory: X") instead of
+    being asked of the Hub; unreadable files raise as ``read_text_file`` says.
     """
     path = Path(target)
     if path.is_file():
@@ -135,8 +212,10 @@ def load_chat_templates(target: str | Path) -> list[ChatTemplate]:
             return [ChatTemplate.from_dir(path)]
         templates = [ChatTemplate.from_file(file) for file in sorted(path.glob("*.jinja"))]
         if not templates:
-            raise FileNotFoundError(f"{target}: no tokenizer_config.json or .jinja files in this folder")
+            raise TemplateNotFound(f"{target}: no tokenizer_config.json or .jinja files in this folder")
         return templates
+    if isinstance(target, Path) or looks_like_path(str(target)):
+        raise TemplateNotFound(f"no such file or directory: {target}")
     return [ChatTemplate.from_hub(str(target))]
 
 

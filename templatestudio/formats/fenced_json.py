@@ -12,6 +12,7 @@ call whose first key is not ``name``.
 from __future__ import annotations
 
 import json
+import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
@@ -39,12 +40,24 @@ RESPONSE_TEMPLATE = {
 }
 
 
+_STRICT_START = re.compile(
+    r"""[ \t\r\n]*\{[ \t\r\n]*(["'])name\1[ \t\r\n]*:[ \t\r\n]*(["'])[^"'\\]*\2[ \t\r\n]*,[ \t\r\n]*(["'])(?:arguments|parameters)\3"""
+)
+
+
 def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
     start = skip_space(region, len(OPEN))
     if region.startswith("[", start):
         raise CallSyntaxError("a list of calls in one fenced block is not this format")
-    payload, after = decode_at(region, start)
-    if isinstance(payload, dict) and looks_like_schema(payload.get("parameters")):
+    try:
+        payload, after = decode_at(region, start)
+    except CallSyntaxError:
+        if _STRICT_START.match(region, len(OPEN)):
+            raise  # it began as a call: broken, not prose
+        return None
+    if not isinstance(payload, dict) or not ({"arguments", "parameters"} & payload.keys()):
+        return None  # JSON data whose first key happens to be "name"
+    if looks_like_schema(payload.get("parameters")):
         return None  # a tool's schema shown as documentation
     call, _ = call_from(payload, argument_keys=("arguments", "parameters"), string_arguments=True)
     after = skip_space(region, after)
@@ -88,8 +101,11 @@ FORMAT = Format(
         NearMiss('```json\n{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}\n```', False,
                  "a tool schema shown as documentation"),
         NearMiss('```json\n{"city": "Paris"}\n```', False, "JSON data"),
+        NearMiss('```json\n{"name": "Ada", "age": 36}\n```', False, "JSON data whose first key is name"),
     ),
     wire_limits=(
+        WireLimit("arguments shaped like a JSON schema: read as a tool's documentation",
+                  lambda arguments: looks_like_schema(arguments)),
         WireLimit("a string holding ``` : the response template's close pattern ends the block",
                   lambda arguments: any_string(arguments, lambda s: "```" in s), where="response template"),
     ),

@@ -10,8 +10,8 @@ taken as written, ``-`` and ``.`` included (the template writes
 template reads only ``\\w+`` names). Accepted variants: whitespace after
 ``<|tool_call>``, and the bare ``<|tool_call>:NAME{…}`` opener with the
 word ``call`` missing (reported against vLLM's Gemma 4 parser as real
-output). ``<|tool_call>`` is a special token: any other text after it is a
-call that cannot be read, and raises. Reasoning: ``<|channel>thought\\n…<channel|>``.
+output). Prose that names the token stays text; once ``call:`` follows it, a call
+that cannot be read raises. Reasoning: ``<|channel>thought\\n…<channel|>``.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
-    CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.formats.extents import TagExtent
+from templatestudio.resumable_match import either, literal
 
 OPEN, CLOSE, QUOTE = "<|tool_call>", "<tool_call|>", '<|"|>'
 MAX_NESTING = 100
@@ -152,7 +153,11 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{OPEN}call:{call.name}{_write_value(call.arguments)}{CLOSE}"
 
 
-OPENER = Opener(OPEN, opener_pattern(OPEN), lambda: TagExtent(len(OPEN), CLOSE, QUOTE))
+# "call:" (or the bare ":" variant) after the token opens a call; prose that
+# names the token ("the <|tool_call> token") does not, and a reply cut in
+# the middle of "call:" is a call cut short.
+OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, either(literal("call:"), literal(":"))),
+                lambda: TagExtent(len(OPEN), CLOSE, QUOTE))
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '<|tool_call>call:get_exchange_rate{base:<|"|>EUR<|"|>,quote:<|"|>JPY<|"|>}<tool_call|>'
 
@@ -186,6 +191,7 @@ FORMAT = Format(
         NearMiss("<|tool_call>call:a{n:1٢٣}<tool_call|>", True, "digits that are not ASCII"),
         NearMiss("<|tool_call>call:a{n:" + "1" * 5000 + "}<tool_call|>", True, "an integer past the digit limit"),
         NearMiss('<|tool_call>call:a{x:<|"|>open}', True, "a string never closed"),
+        NearMiss("Gemma opens each call with the <|tool_call> token.", False, "prose naming the token"),
     ),
     wire_limits=(
         WireLimit(f"a string holding {QUOTE}, the delimiter nothing escapes",

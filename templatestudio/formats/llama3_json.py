@@ -26,11 +26,12 @@ from templatestudio.formats.base import (
 )
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
-from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.resumable_match import chars, either, literal, run, sequence
 
 TAG = "<|python_tag|>"
 _STRICT_START = re.compile(
     rf'\{{{WS}*(?:"type"{WS}*:{WS}*"function"{WS}*,{WS}*)?"name"{WS}*:{WS}*"[^"\\]*"{WS}*,{WS}*"(?:parameters|arguments)"{WS}*:'
+    rf"|\{{{WS}*'(?:name|parameters)'{WS}*:"  # Python-dict quoting: opens like a call, is not JSON
 )
 
 RESPONSE_TEMPLATE = {
@@ -85,10 +86,12 @@ def write_call(call: ParsedToolCall) -> str:
     return json.dumps({"name": call.name, "parameters": call.arguments}, ensure_ascii=False)
 
 
-_KEY = either(literal('"name"'), literal('"parameters"'), literal('"arguments"'), literal('"type"'))
+_KEY = either(literal('"name"'), literal('"parameters"'), literal('"arguments"'), literal('"type"'),
+              literal("'name'"), literal("'parameters'"))
 OPENERS = (
     Opener("{", opener_pattern("{", SPACES, _KEY, SPACES, literal(":")), lambda: ValueExtent(0), cut_after=3),
-    Opener(TAG, opener_pattern(TAG, SPACES, either(literal("{"), chars(r"[A-Za-z_]"))),
+    # After the tag: JSON, or a built-in call such as brave_search.call( — not a word of prose.
+    Opener(TAG, opener_pattern(TAG, SPACES, either(literal("{"), sequence(chars(r"[A-Za-z_]"), run(chars(r"\w")), literal(".call(")))),
            lambda: ValueExtent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
@@ -118,8 +121,12 @@ FORMAT = Format(
         NearMiss('{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}', False, "a tool schema"),
         NearMiss(TAG + 'brave_search.call(query="x")', True, "a built-in tool call"),
         NearMiss('{"name": "get_rate", "arguments": {"base": "EUR"}}', True, "OpenAI-style arguments"),
+        NearMiss("{'name': 'f', 'parameters': {}}", True, "Python-dict quoting, not JSON"),
+        NearMiss("Send the <|python_tag|> token first.", False, "prose naming the tag"),
     ),
     wire_limits=(
+        WireLimit("arguments shaped like a JSON schema (type object with properties): read as a tool's schema, not a call",
+                  lambda arguments: looks_like_schema(arguments)),
         WireLimit("a string holding } then ; : the response template's close pattern",
                   lambda arguments: any_string(arguments, lambda s: re.search(r"\}\s*;", s) is not None),
                   where="response template"),

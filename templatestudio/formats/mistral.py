@@ -103,7 +103,7 @@ OPENER = Opener(
         MARKER,
         either(
             sequence(SPACES, chars(r"[\[{]")),
-            sequence(_NAME_CHAR, run(_NAME_CHAR), either(literal(ARGS), literal(CALL_ID), literal("{"))),
+            _NAME_CHAR,  # a name right after the token: a call, readable or not
         ),
     ),
     lambda: ValueExtent(len(MARKER), head_units=(ARGS, CALL_ID), stop_at=(MARKER, "</s>")),
@@ -136,6 +136,7 @@ FORMAT = Format(
         NearMiss('[TOOL_CALLS]add{"a": 1}', True, "a name with no [ARGS]"),
         NearMiss("[TOOL_CALLS]toolname_no_args", True, "a bare name at the end of the reply"),
         NearMiss(f'{MARKER}[{{"name": "a"}}]', True, "no arguments"),
+        NearMiss("[TOOL_CALLS]get weather[ARGS]{}", True, "a name with a space"),
         NearMiss("Mistral writes [TOOL_CALLS] before its calls.", False, "prose naming the token"),
     ),
     wire_limits=(

@@ -210,11 +210,12 @@ FORMAT = Format(
         Sample("<|python_start|>[get_weather(city='LA', metric='C')]<|python_end|>",
                (ParsedToolCall("get_weather", {"city": "LA", "metric": "C"}),), source="Llama 4"),
         Sample("<|tool_call_start|>[]<|tool_call_end|>No call needed.", (), source="LFM2: an empty block, no call"),
+        Sample("[𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥(confirm=True)]", (ParsedToolCall("𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥", {"confirm": True}),),
+               source="a name as written, never normalised to delete_all"),
     ),
     near_misses=(
         NearMiss("[len(row) for row in rows] gives each row's length.", False, "a list comprehension"),
         NearMiss("[Note(important)] Read this first.", False, "a bracketed note"),
-        NearMiss("[𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥(confirm=True)]", False, "read with its name as written, never delete_all"),
         NearMiss('[get_weather(city=)]', True, "a keyword with no value"),
         NearMiss("<|tool_call_start|>[get_weather(city='LA')", True, "cut inside the wrapper"),
     ),
@@ -223,6 +224,8 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: False) or _bad_float(arguments)),
         WireLimit("a string holding a wrapper's closing token", lambda arguments: any_string(
             arguments, lambda s: any(close in s for close in WRAPPERS.values()))),
+        WireLimit("a keyword that is not a plain identifier (Python syntax has no way to write it)",
+                  lambda arguments: any(not _NAME.fullmatch(key) or "." in key for key in arguments)),
     ),
     corpus_labels=("pythonic",),
     variants=("LFM2 <|tool_call_start|> wrapper", "Llama 4 <|python_start|> wrapper", "text after the list"),

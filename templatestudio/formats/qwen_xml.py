@@ -138,6 +138,8 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: END_PARAMETER in s)),
         WireLimit(f"a string holding {CLOSE} or {END_FUNCTION}, which ends the call",
                   lambda arguments: any_string(arguments, lambda s: CLOSE in s or END_FUNCTION in s)),
+        WireLimit("a key that is empty or holds <, > or a newline: the tag cannot hold it",
+                  lambda arguments: any(not key or any(c in key for c in "<>\n") for key in arguments)),
         WireLimit("a value that is not a string: the wire writes text, typed against the schema afterwards",
                   lambda arguments: any(not isinstance(value, str) for value in arguments.values())),
         WireLimit("a string starting or ending with a newline: one is taken as the tags' own",
