@@ -1,7 +1,8 @@
 """Command line: ``python -m templatestudio table`` and ``... check``.
 
 ``table`` prints the course's family table (notebook 12) for the families in
-``families.py``, loading each tokenizer through the Hugging Face cache.
+``templatestudio.families``, loading each tokenizer through the Hugging Face
+cache.
 
 ``check REPO_ID|DIR|FILE.jinja ...`` probes chat templates for their
 tool-call format (``templatestudio.detect``), one row per template. It reads
@@ -31,16 +32,16 @@ MIN_MEMORY_MIB, MAX_MEMORY_MIB = 1, 2**40
 
 
 def family_rows():
-    from families import FAMILIES, GEMMA4
-    from rates import QUESTION, get_exchange_rate
     from templatestudio.compare import tool_support
+    from templatestudio.families import TABLE_FAMILIES
+    from templatestudio.rates import QUESTION, get_exchange_rate
     from templatestudio.render import load_tokenizer
     from templatestudio.tools import tool_schema
 
     tools = [tool_schema(get_exchange_rate)]
     return [
         tool_support(family, load_tokenizer(model_id), QUESTION, tools)
-        for family, model_id in [*FAMILIES.items(), ("gemma4", GEMMA4)]
+        for family, model_id in TABLE_FAMILIES.items()
     ]
 
 
@@ -102,9 +103,9 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     targets = args.targets
     if not targets:
-        from families import FAMILIES, GEMMA4
+        from templatestudio.families import TABLE_FAMILIES
 
-        targets = [*FAMILIES.values(), GEMMA4]
+        targets = list(TABLE_FAMILIES.values())
     rows, failures = [], []
     memory_limit = int(args.memory_limit * 2**20)
     for target in targets:

@@ -130,14 +130,15 @@ class ValueExtent(Extent):
         firsts = {unit[0] for unit in (*head_units, *stop_at)} | set(self._opening)
         self._head = re.compile("[" + re.escape("".join(sorted(firsts))) + "]")
 
-    def _string_end(self, buffer: str, position: int) -> int | None:
+    def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
+        """(index, closed): just past the string, or where to resume while it is open."""
         body = _JSON_STRING_BODY if self._quotes == '"' else _PY_STRING_BODY[self.quote]
         end = body.match(buffer, position).end()
-        if end >= len(buffer):
-            return None
+        if end >= len(buffer) or buffer[end] == "\\":  # open, or a lone backslash awaiting its pair
+            return end, False
         # Past the closing quote; a newline (which ends no string) breaks the
         # value, and the region ends there for the reader to refuse.
-        return end + 1 if buffer[end] == self.quote else end
+        return (end + 1 if buffer[end] == self.quote else end), True
 
     def _head_step(self, buffer: str, at: int, final: bool) -> tuple[str, int]:
         """What starts at buffer[at] before the value opens: unit, stop, open, wait or skip."""
@@ -154,12 +155,11 @@ class ValueExtent(Extent):
         try:
             while True:
                 if self.quote is not None:
-                    end = self._string_end(buffer, position)
-                    if end is None:
-                        self.examined += len(buffer) - position
-                        position = len(buffer)
-                        return None
+                    end, closed = self._string_end(buffer, position)
                     self.examined += end - position
+                    if not closed:
+                        position = end
+                        return None
                     position, self.quote = end, None
                     continue
                 if not self.depth:

@@ -4,7 +4,8 @@ The opening is the fence, then an object (or a list) whose first key is
 ``name`` in either quote: that is what tells a call from a code sample.
 Read: a JSON object with ``name`` and ``arguments`` (or ``parameters``).
 A block whose ``parameters`` is a JSON schema (``"type": "object"`` with
-``properties``) documents a tool and stays text. Refused: single-quoted
+``properties``) documents a tool and stays text, as does an object with
+keys a call does not have (a config, a tool definition with a description). Refused: single-quoted
 pseudo-JSON, a list of calls, comments inside the JSON. Not detected: a
 call whose first key is not ``name``.
 """
@@ -57,6 +58,8 @@ def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
         return None
     if not isinstance(payload, dict) or not ({"arguments", "parameters"} & payload.keys()):
         return None  # JSON data whose first key happens to be "name"
+    if payload.keys() - {"name", "arguments", "parameters"}:
+        return None  # more keys than a call has: a config, a tool's definition, data
     if looks_like_schema(payload.get("parameters")):
         return None  # a tool's schema shown as documentation
     call, _ = call_from(payload, argument_keys=("arguments", "parameters"), string_arguments=True)

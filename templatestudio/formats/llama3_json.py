@@ -31,7 +31,8 @@ from templatestudio.resumable_match import chars, either, literal, run, sequence
 TAG = "<|python_tag|>"
 _STRICT_START = re.compile(
     rf'\{{{WS}*(?:"type"{WS}*:{WS}*"function"{WS}*,{WS}*)?"name"{WS}*:{WS}*"[^"\\]*"{WS}*,{WS}*"(?:parameters|arguments)"{WS}*:'
-    rf"|\{{{WS}*'(?:name|parameters)'{WS}*:"  # Python-dict quoting: opens like a call, is not JSON
+    # Python-dict quoting of the same keys: opens like a call, is not JSON.
+    rf"|\{{{WS}*'name'{WS}*:{WS}*'[^'\\]*'{WS}*,{WS}*'parameters'{WS}*:"
 )
 
 RESPONSE_TEMPLATE = {
