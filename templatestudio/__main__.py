@@ -12,6 +12,16 @@ from strangers, so each probe runs in a child process killed at
 ``--deadline`` seconds and capped at ``--memory-limit`` MiB
 (``templatestudio.sandbox``); a template stopped that way gets its row, a
 line on stderr and exit status 1.
+
+Every bad input gets one line and a non-zero exit, never a traceback: an
+option value that is not a plain decimal number in range (``inf``, ``nan``,
+``1e-9`` MiB, ``1e30`` MiB) is argparse's usage error (status 2); a path
+that does not exist ("no such file or directory: X", for anything that
+cannot be a Hub repo id), a folder without templates, an empty, binary,
+non-UTF-8 or unreadable file, a broken ``tokenizer_config.json`` and a
+template Jinja cannot parse each get a line on stderr (status 1), and the
+other targets are still checked. A template that parses but raises when
+rendered is a row ("none: the template errors"), not a failure.
 """
 
 from __future__ import annotations

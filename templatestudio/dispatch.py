@@ -122,9 +122,8 @@ def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
             continue
         types = schema_types(schema)
         if types and not any(_has_type(value, name) for name in types):
-            problems.append(
-                f"parameter {key!r} must be {' or '.join(types)}, got {_json_type(value)} {_shown(value)}"
-            )
+            expected = " or ".join(types)
+            problems.append(f"parameter {key!r} must be {expected}, got {_json_type(value)} {_shown(value)}")
         elif "enum" in schema and not _in_enum(value, schema["enum"]):
             choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
             problems.append(f"parameter {key!r} must be one of {choices}, got {_shown(value)}")

@@ -77,14 +77,25 @@ class Marker:
 def merge_deltas(events: list[Event]) -> list[Event]:
     """events with each run of adjacent deltas of one kind joined into one, empty ones dropped."""
     merged: list[Event] = []
+    texts: list[str] = []  # the current run's texts, joined once when it ends
+    kind: type | None = None
+
+    def close_run() -> None:
+        if texts:
+            merged.append(kind("".join(texts)))
+            texts.clear()
+
     for event in events:
         if isinstance(event, ToolCallEvent):
+            close_run()
+            kind = None
             merged.append(event)
         elif event.text:
-            if merged and type(merged[-1]) is type(event):
-                merged[-1] = type(event)(merged[-1].text + event.text)
-            else:
-                merged.append(event)
+            if type(event) is not kind:
+                close_run()
+                kind = type(event)
+            texts.append(event.text)
+    close_run()
     return merged
 
 

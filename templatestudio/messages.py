@@ -114,13 +114,10 @@ def validate_conversation(conversation: object) -> list[str]:
 def assert_valid(conversation: object) -> None:
     """Raise InvalidConversation listing every problem, or return None.
 
-    This checks structure only. Whether every tool result answers a call is
-    checked by ``templatestudio.pairing.assert_paired``, which runs this
-    check first and raises the same exception. The pairing check lives
-    there, not behind a flag here, because pairing builds on this module:
-    this module imports nothing from the package, so it can sit at the
-    bottom of the layers (an earlier ``assert_valid(pairing=True)`` had to
-    import pairing from inside the function to dodge the cycle).
+    Structure only. Whether each tool result answers a call is checked by
+    ``templatestudio.pairing.assert_paired``, which runs this check first
+    and raises the same exception; it lives there because pairing builds on
+    this module, which imports nothing from the package.
     """
     problems = validate_conversation(conversation)
     if problems:

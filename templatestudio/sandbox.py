@@ -223,7 +223,8 @@ def check_limits(deadline: object, memory_limit: object) -> None:
     if memory_limit is None:
         return
     if isinstance(memory_limit, bool) or not isinstance(memory_limit, numbers.Integral):
-        raise TypeError(f"memory_limit must be an int (bytes) or None, got {type(memory_limit).__name__}")
+        kind = type(memory_limit).__name__
+        raise TypeError(f"memory_limit must be an int (bytes) or None, got {kind}")
     if not memory_limit > 0:
         raise ValueError(f"memory_limit must be positive (bytes) or None, got {memory_limit!r}")
 

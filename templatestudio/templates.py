@@ -65,12 +65,13 @@ def read_text_file(path: str | Path) -> str:
     except OSError as error:
         raise TemplateLoadError(f"{path}: cannot be read ({error.strerror or error})") from None
     if b"\0" in data:
-        raise TemplateLoadError(f"{path}: holds NUL bytes at offset {data.index(0)}: a binary file, not a template")
+        at = data.index(0)
+        raise TemplateLoadError(f"{path}: holds NUL bytes at offset {at}: a binary file, not a template")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as error:
-        byte = data[error.start]
-        raise TemplateLoadError(f"{path}: not UTF-8 text (byte 0x{byte:02x} at offset {error.start})") from None
+        where = f"byte 0x{data[error.start]:02x} at offset {error.start}"
+        raise TemplateLoadError(f"{path}: not UTF-8 text ({where})") from None
     if not text.strip():
         raise TemplateLoadError(f"{path}: the file is empty" + (" but for whitespace" if text else ""))
     return text

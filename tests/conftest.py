@@ -17,17 +17,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
 
-from families import FAMILIES, GEMMA4  # noqa: E402
-
-ALL_FAMILIES = {**FAMILIES, "gemma4": GEMMA4}
+from templatestudio.families import TABLE_FAMILIES  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def tokenizers():
-    """Every course family's tokenizer, keyed by family name, loaded once."""
+    """The family table's four tokenizers (templatestudio.families), keyed by family name, loaded once."""
     from templatestudio.render import load_tokenizer
 
-    return {family: load_tokenizer(model_id) for family, model_id in ALL_FAMILIES.items()}
+    return {family: load_tokenizer(model_id) for family, model_id in TABLE_FAMILIES.items()}
 
 
 @pytest.fixture(scope="session")
@@ -38,6 +36,34 @@ def qwen3(tokenizers):
 @pytest.fixture(scope="session")
 def gemma4(tokenizers):
     return tokenizers["gemma4"]
+
+
+# --- the template corpus ----------------------------------------------------
+# Every test that needs ../shared/corpus goes through require_corpus: a
+# missing corpus skips it on a developer's machine (listed by `make test`'s
+# -rs) and fails it in CI (CI=true), so CI never passes on fewer tests.
+
+
+def corpus_is_required() -> bool:
+    """Whether this run must have the corpus: CI sets CI=true."""
+    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
+
+
+def require_corpus() -> None:
+    """Return when the corpus is there; otherwise skip the test, or fail it in CI."""
+    from templatestudio.corpus import corpus_available, missing_message
+
+    if corpus_available():
+        return
+    if corpus_is_required():
+        pytest.fail(f"{missing_message()}; CI=true, so a missing corpus fails the run", pytrace=False)
+    pytest.skip(missing_message())
+
+
+@pytest.fixture
+def needs_corpus() -> None:
+    """For tests that read the corpus: ``@pytest.mark.usefixtures("needs_corpus")``."""
+    require_corpus()
 
 
 # --- live tool loop (notebook 13, tests/test_loop.py) ---------------------

@@ -276,6 +276,9 @@ def train_standin(
                     f"stand-in {script_name!r} after {steps} steps (loss {loss_value:.4f}) "
                     f"wrote {written!r}, script says {reply!r}"
                 )
+        # Saved in config.json, so whoever loads the folder can tell (and say)
+        # that the replies come from a stand-in, not from Qwen3-0.6B.
+        model.config.templatestudio_standin = script_name
         out = Path(out_dir)
         bars_were_on = transformers_logging.is_progress_bar_enabled()
         transformers_logging.disable_progress_bar()  # a bar on stderr per save is noise in CI

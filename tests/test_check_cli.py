@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from huggingface_hub import hf_hub_download
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from templatestudio.__main__ import main
+from templatestudio.__main__ import build_parser, deadline_seconds, main, memory_mib
+from templatestudio.families import LLAMA31
+from templatestudio.sandbox import MAX_DEADLINE, check_limits, run_sandboxed
 
 HERMES_TEMPLATE = (
     "{%- if tools %}<|tools|>{% for tool in tools %}{{ tool.function.name }} {% endfor %}<|end|>{% endif -%}"
@@ -52,13 +59,13 @@ def test_check_a_jinja_file_and_a_folder_of_them(tmp_path, capsys):
 
 def test_check_a_model_folder(tmp_path, capsys):
     # A downloaded model folder: its tokenizer config, no vocabulary.
-    model = tmp_path / "Llama-3.1-8B-Instruct"
+    model = tmp_path / LLAMA31.split("/")[1]
     model.mkdir()
-    config = Path(hf_hub_download("unsloth/Llama-3.1-8B-Instruct", "tokenizer_config.json"))
+    config = Path(hf_hub_download(LLAMA31, "tokenizer_config.json"))
     (model / "tokenizer_config.json").write_text(config.read_text(encoding="utf-8"))
     assert main(["check", str(model)]) == 0
     assert capsys.readouterr().out.splitlines()[1] == (
-        "Llama-3.1-8B-Instruct True   True   llama3-json  llama3-json parser"
+        f"{model.name} True   True   llama3-json  llama3-json parser"
     )
 
 
@@ -123,3 +130,196 @@ def test_check_without_targets_runs_the_course_families():
         "unsloth/gemma-3-1b-it                 False  False  -            none: renders no tools",
         "google/gemma-4-E2B-it                 True   True   gemma4       response template",
     ]
+
+
+# --- bad option values: one argparse line and exit status 2, never a traceback -------------
+
+BAD_NUMBERS = [
+    "inf", "-inf", "Infinity", "nan", "NaN", "0", "-0", "-1", "-1e-9", "", " ", "abc", "1_0",
+    "١٠", "0x10", "1e400", "1,5", "1e999999",
+]
+BAD_DEADLINES = [*BAD_NUMBERS, "1e7", str(MAX_DEADLINE + 1)]
+BAD_MEMORY = [*BAD_NUMBERS, "1e-9", "0.5", "1e30", str(2**40 + 1)]
+
+
+def check_usage_error(capsys, *argv: str) -> str:
+    with pytest.raises(SystemExit) as exit_:
+        main(["check", *argv])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    *_, last = err.strip().splitlines()
+    return last
+
+
+@pytest.mark.parametrize("value", BAD_DEADLINES)
+def test_a_bad_deadline_is_one_argparse_error(capsys, value):
+    line = check_usage_error(capsys, f"--deadline={value}", "Qwen/Qwen3-0.6B")
+    assert line == (
+        "python -m templatestudio check: error: argument --deadline: "
+        f"must be a number of seconds above 0 and at most 1,000,000, got {value!r}"
+    )
+
+
+@pytest.mark.parametrize("value", BAD_MEMORY)
+def test_a_bad_memory_limit_is_one_argparse_error(capsys, value):
+    line = check_usage_error(capsys, f"--memory-limit={value}", "Qwen/Qwen3-0.6B")
+    assert line == (
+        "python -m templatestudio check: error: argument --memory-limit: "
+        f"must be a number of MiB at least 1 and at most 1,099,511,627,776, got {value!r}"
+    )
+
+
+def test_a_bad_value_written_as_a_separate_argument_is_refused_too(capsys):
+    assert check_usage_error(capsys, "--deadline", "inf", "x").endswith("got 'inf'")
+    assert "expected one argument" in check_usage_error(capsys, "--deadline", "-inf", "x")
+
+
+@settings(max_examples=300)
+@given(st.one_of(st.text(max_size=12), st.floats().map(repr), st.integers().map(str)))
+def test_option_values_are_in_range_or_refused_in_one_line(text):
+    for parse, low, high in [(deadline_seconds, 0, MAX_DEADLINE), (memory_mib, 1, 2**40)]:
+        try:
+            value = parse(text)
+        except argparse.ArgumentTypeError as error:
+            assert "\n" not in str(error) and str(error).endswith(f"got {text!r}")
+            continue
+        assert math.isfinite(value) and low <= value <= high and (value > 0)
+        assert float(text) == value  # what was written, not a reading of it
+
+
+def test_good_option_values_are_taken():
+    args = build_parser().parse_args(["check", "--deadline", "0.5", "--memory-limit", "1", "x"])
+    assert (args.deadline, args.memory_limit) == (0.5, 1.0)
+    args = build_parser().parse_args(["check", "--deadline", " 1e6 ", "--memory-limit", "1099511627776"])
+    assert (args.deadline, args.memory_limit) == (1e6, 2.0**40)
+
+
+def test_the_sandbox_refuses_limits_it_cannot_honour():
+    # The CLI's bounds are the sandbox's own.
+    for deadline in (float("inf"), float("nan"), 0, -1, MAX_DEADLINE * 2):
+        with pytest.raises(ValueError, match="^deadline must be a positive number of seconds"):
+            check_limits(deadline, None)
+    with pytest.raises(TypeError, match="^deadline must be a number of seconds, got str"):
+        check_limits("10", None)
+    with pytest.raises(TypeError, match="^memory_limit must be an int"):
+        check_limits(1.0, 1e30)
+    check_limits(MAX_DEADLINE, 2**100)  # a cap above the kernel's is lowered to its maximum
+
+
+def test_a_memory_cap_above_what_the_kernel_takes_still_runs():
+    assert run_sandboxed(lambda: "ran", deadline=30, memory_limit=2**100) == "ran"
+
+
+# --- bad targets: one clear line each on stderr, exit status 1 ------------------------------
+
+SYNTAX_ERRORS = ["{% if %}", "{{ }", "{% for x in %}{% endfor %}", "{% endif %}", "{{ messages[ }}", "{% set %}"]
+
+
+def bad_file(draw_kind: str, data: bytes, tmp_path: Path) -> tuple[Path, str]:
+    """A file of one bad kind, and the reason check must give for it."""
+    path = tmp_path / f"{draw_kind}.jinja"
+    path.write_bytes(data)
+    return path, {
+        "empty": f"{path}: the file is empty",
+        "whitespace": f"{path}: the file is empty but for whitespace",
+        "nul": f"{path}: holds NUL bytes at offset {data.find(0)}: a binary file, not a template",
+    }.get(draw_kind, "")
+
+
+def run_targets(capsys, *targets: str) -> tuple[int, list[str], list[str]]:
+    status = main(["check", *targets])
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err
+    return status, captured.out.splitlines(), captured.err.splitlines()
+
+
+# capsys is read (and so emptied) once per example.
+PER_EXAMPLE_CAPSYS = {"suppress_health_check": [HealthCheck.function_scoped_fixture]}
+
+
+@settings(max_examples=40, **PER_EXAMPLE_CAPSYS)
+@given(
+    kind=st.sampled_from(["empty", "whitespace", "nul"]),
+    text=st.text(alphabet=" \t\r\n", min_size=1, max_size=5),
+    data=st.binary(max_size=40),
+    at=st.integers(0, 40),
+)
+def test_an_empty_or_binary_file_is_one_line_and_a_failure(tmp_path_factory, capsys, kind, text, data, at):
+    tmp_path = tmp_path_factory.mktemp("bad")
+    content = {"empty": b"", "whitespace": text.encode(), "nul": data[:at] + b"\0" + data[at:]}[kind]
+    path, reason = bad_file(kind, content, tmp_path)
+    (tmp_path / "hermes_mini.jinja").write_text(HERMES_TEMPLATE)
+    status, out, err = run_targets(capsys, str(path), str(tmp_path / "hermes_mini.jinja"))
+    assert status == 1 and err == [reason]
+    assert out[1] == "hermes_mini True   True   hermes       hermes parser"  # the rest is still checked
+
+
+@settings(max_examples=40, **PER_EXAMPLE_CAPSYS)
+@given(data=st.binary(min_size=1, max_size=40).filter(lambda b: b"\0" not in b))
+def test_a_file_that_is_not_utf8_is_one_line_and_a_failure(tmp_path_factory, capsys, data):
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        offset = error.start
+    else:
+        data, offset = data + b"\xff", len(data)  # make it undecodable
+    path = tmp_path_factory.mktemp("bad") / "latin.jinja"
+    path.write_bytes(data)
+    status, _, err = run_targets(capsys, str(path))
+    assert status == 1 and err == [f"{path}: not UTF-8 text (byte 0x{data[offset]:02x} at offset {offset})"]
+
+
+@pytest.mark.parametrize("source", SYNTAX_ERRORS)
+def test_a_jinja_syntax_error_is_one_line_and_a_failure(tmp_path, capsys, source):
+    (tmp_path / "broken.jinja").write_text(source)
+    status, out, err = run_targets(capsys, str(tmp_path / "broken.jinja"))
+    assert status == 1
+    assert out[1].startswith("broken ") and out[1].endswith("none: the template errors")
+    (line,) = err
+    assert line.startswith("broken: not a Jinja template (syntax error: ") and line.endswith(")")
+
+
+@pytest.mark.parametrize(
+    "target", ["./nope.jinja", "nope.jinja", "/no/such/folder", "../no/such", "a/b/c", "with space", "~/x.json"]
+)
+def test_a_missing_local_path_says_so(tmp_path, capsys, target):
+    status, out, err = run_targets(capsys, target)
+    assert (status, out, err) == (1, [], [f"no such file or directory: {target}"])
+
+
+def test_a_folder_without_templates_and_an_unreadable_file(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    folder = tmp_path / "odd"
+    (folder / "sub.jinja").mkdir(parents=True)  # a folder where a template file should be
+    status, out, err = run_targets(capsys, str(empty), str(folder))
+    assert status == 1 and out == []
+    assert err == [
+        f"{empty}: no tokenizer_config.json or .jinja files in this folder",
+        f"{folder / 'sub.jinja'}: cannot be read (Is a directory)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "config,reason",
+    [
+        ("{", "not valid JSON (Expecting property name enclosed in double quotes: line 1 column 2 (char 1))"),
+        ("[1]", "must hold a JSON object, got list"),
+        ("[" * 100_000, "not valid JSON (nested too deeply to read)"),
+    ],
+)
+def test_a_broken_tokenizer_config_is_one_line(tmp_path, capsys, config, reason):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "tokenizer_config.json").write_text(config)
+    status, out, err = run_targets(capsys, str(model))
+    assert (status, out, err) == (1, [], [f"{model / 'tokenizer_config.json'}: {reason}"])
+
+
+def test_an_empty_chat_template_in_a_config_is_one_line(tmp_path, capsys):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": "  "}))
+    status, _, err = run_targets(capsys, str(model))
+    assert (status, err) == (1, ["model: its chat template is empty"])

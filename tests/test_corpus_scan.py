@@ -1,17 +1,28 @@
 """Detection over the corpus of published templates, against labels.json.
 
 The corpus is read in place (``templatestudio.corpus.corpus_dir()``); where
-it is absent the scan tests skip with the one-line reason.
+it is absent the scan tests skip with the one-line reason (tests/conftest.py
+decides whether a skip is allowed). The scan runs the way ``check`` runs it
+on a folder from strangers: every template probed in the sandbox, with the
+default deadline. What each label means comes from the registry
+(``Format.corpus_labels`` through ``corpus.LABEL_FORMATS``), so the counts
+below are derived from labels.json, not written down here.
 """
 
 from __future__ import annotations
 
+from collections import Counter
+from pathlib import Path
+
 import pytest
 
+from conftest import require_corpus
+
+from templatestudio.calls import UnparsedToolCall
 from templatestudio.corpus import (
     CORPUS_ENV,
+    LABEL_FORMATS,
     MALFORMED_RENDERINGS,
-    SUPPORTED_LABELS,
     CorpusMissing,
     corpus_available,
     corpus_templates,
@@ -20,21 +31,54 @@ from templatestudio.corpus import (
     missing_message,
     scan,
 )
-from templatestudio.detect import ChatTemplate, TemplateProbeError, detect_format
+from templatestudio.detect import detect_format
+from templatestudio.engine import read_events
 from templatestudio.formats import FORMATS
+from templatestudio.probe import TemplateProbeError, _probe, _probe_sandboxed
+from templatestudio.sandbox import DEFAULT_DEADLINE
+from templatestudio.templates import ChatTemplate
 
-needs_corpus = pytest.mark.skipif(not corpus_available(), reason=missing_message())
+# A missing corpus skips these locally and fails them in CI (tests/conftest.py).
+needs_corpus = pytest.mark.usefixtures("needs_corpus")
+
+# The corpus templates that fail on every probe shape, and the template's own error.
+TEMPLATE_ERRORS = {
+    "CohereForAI-c4ai-command-r-plus-tool_use": "UndefinedError: 'dict object' has no attribute 'additionalProperties'",
+    "Kimi-K2-Thinking": "SecurityError: access to attribute 'append' of 'list' object is unsafe.",
+    "fireworks-ai-llama-3-firefunction-v2": "UndefinedError: 'functions' is undefined",
+    "idefics3": (
+        "UndefinedError: 'dict object' has no attribute 'content' / UndefinedError: str object has no element 0"
+        " / UndefinedError: None has no element 0"
+    ),
+    "llama-cpp-deepseek-r1": "TypeError: Object of type generator is not JSON serializable",
+    "llava_next": (
+        "UndefinedError: 'dict object' has no attribute 'content' / UndefinedError: str object has no element 0"
+        " / UndefinedError: None has no element 0"
+    ),
+}
 
 
 @pytest.fixture(scope="module")
 def scanned():
-    rows, seconds = scan()
+    """The sandboxed scan, from cold: nothing probed before, so every template runs in a child."""
+    _probe.cache_clear()
+    _probe_sandboxed.cache_clear()
+    rows, seconds = scan(deadline=DEFAULT_DEADLINE)
     return {row.name: row for row in rows}, seconds
 
 
 @pytest.fixture(scope="module")
 def labels():
     return load_labels()
+
+
+def expected_counts(labels: dict) -> Counter:
+    """How many templates each format should be detected in, from the labels and the registry."""
+    return Counter(
+        LABEL_FORMATS[label["format"]]
+        for name, label in labels.items()
+        if label["format"] in LABEL_FORMATS and name not in MALFORMED_RENDERINGS
+    )
 
 
 @needs_corpus
@@ -45,15 +89,25 @@ def test_every_template_is_labelled_and_sourced(labels):
 
 
 @needs_corpus
-def test_detection_matches_every_supported_label(scanned, labels):
-    rows, _ = scanned
-    wrong = {
-        name: (row.label, row.found)
-        for name, row in rows.items()
-        if row.label in SUPPORTED_LABELS and name not in MALFORMED_RENDERINGS and row.found != row.label
-    }
+def test_every_label_that_names_a_format_has_a_reader(labels):
+    # "other:<name>" is a format nobody reads yet; "none" and "error" are outcomes.
+    named = {label["format"] for label in labels.values()} - {"none", "error"}
+    unread = {label for label in named if not label.startswith("other:")} - set(LABEL_FORMATS)
+    assert unread == set()
+    assert set(LABEL_FORMATS.values()) == set(FORMATS)  # every format claims a label
+
+
+@needs_corpus
+def test_detection_is_never_wrong(scanned, labels):
+    rows, seconds = scanned
+    assert set(rows) == set(labels)
+    wrong = {name: (row.label, row.expected, row.found) for name, row in rows.items() if not row.agrees}
+    found = Counter(row.found for row in rows.values() if row.expected)
+    print(f"\ncorpus scan (sandboxed, deadline {DEFAULT_DEADLINE:g} s): {len(rows)} templates in {seconds:.2f} s, "
+          f"{len(wrong)} wrong; detected per format: {dict(sorted(found.items()))}")
     assert wrong == {}
-    assert sum(1 for row in rows.values() if row.expected) == 28
+    assert found == expected_counts(labels)
+    assert sum(found.values()) >= 28  # the corpus's labelled, well-rendered calls: a floor, not a tally
 
 
 @needs_corpus
@@ -61,7 +115,14 @@ def test_every_other_template_gets_no_format_never_a_wrong_one(scanned):
     rows, _ = scanned
     guessed = {name: row.found for name, row in rows.items() if row.expected is None and row.probe.format}
     assert guessed == {}
-    assert all(row.agrees for row in rows.values())
+
+
+@needs_corpus
+def test_the_sandboxed_scan_equals_the_in_process_scan(scanned):
+    rows, _ = scanned
+    in_process, _ = scan()
+    assert {row.name: row.probe for row in in_process} == {name: row.probe for name, row in rows.items()}
+    assert not any(row.probe.stopped for row in rows.values())  # no real template needs the deadline
 
 
 @needs_corpus
@@ -72,7 +133,9 @@ def test_malformed_pythonic_renderings_yield_none(scanned, labels, name):
     assert MALFORMED_RENDERINGS[name] in " ".join(labels[name]["quirks"])
     probe = rows[name].probe
     assert (probe.format, probe.renders_tools, probe.call_survives) == (None, True, True)
-    assert FORMATS["pythonic"].parser.parse(probe.wire) == []
+    # The pythonic reader refuses the call the template wrote rather than misreading it.
+    with pytest.raises(UnparsedToolCall, match="^the pythonic format cannot read the tool call at offset 0"):
+        read_events(probe.wire, FORMATS["pythonic"])
 
 
 @needs_corpus
@@ -82,13 +145,15 @@ def test_published_variants_are_read(scanned):
     assert spaced.wire.startswith("[TOOL_CALLS] [") and spaced.format is FORMATS["mistral"]
     with_id = rows["Mistral-Small-3.2-24B-Instruct-2506"].probe
     assert "[CALL_ID]call00001[ARGS]" in with_id.wire and with_id.format is FORMATS["mistral"]
-    assert with_id.shape == "string content, 9-char id"
+    assert with_id.shape == "dict arguments, no content, 9-char id"
     # The prompt opens <think>; the reply closes it before the call.
     thinking = rows["qwen3_6"].probe
     assert thinking.wire.startswith("\n</think>\n\n<tool_call>") and thinking.format is FORMATS["qwen-xml"]
     plain = rows["Qwen3-Coder"].probe
     assert plain.wire.startswith("<tool_call>") and plain.format is FORMATS["qwen-xml"]
-    assert rows["Qwen-Qwen3-0.6B"].probe.wire.startswith("<think>\n\n</think>\n\n<tool_call>")
+    qwen3 = rows["Qwen-Qwen3-0.6B"].probe
+    assert qwen3.wire.startswith("<think>\n\n</think>\n\n<tool_call>")
+    assert qwen3.shape == "dict arguments, empty content"
 
 
 @needs_corpus
@@ -109,25 +174,34 @@ def test_probe_agrees_with_the_labels_on_tools_and_calls(scanned, labels):
 
 
 @needs_corpus
-def test_templates_that_error_are_reported_never_crash(scanned, labels):
+def test_templates_that_error_are_reported_with_their_own_error(scanned, labels):
     rows, _ = scanned
-    errored = {name for name, row in rows.items() if row.probe.error}
-    assert {name for name, label in labels.items() if label["format"] == "error"} <= errored
-    assert all(rows[name].expected is None for name in errored)
-    kimi = rows["Kimi-K2-Thinking"].probe
-    assert kimi.error == "SecurityError: access to attribute 'append' of 'list' object is unsafe."
+    errored = {name: row.probe.error for name, row in rows.items() if row.probe.error}
+    assert errored == TEMPLATE_ERRORS
+    assert {name for name, label in labels.items() if label["format"] == "error"} <= set(errored)
+    assert all(rows[name].expected is None and rows[name].found == "error" for name in errored)
+    assert rows["Kimi-K2-Thinking"].probe.reason == (
+        "template error: SecurityError: access to attribute 'append' of 'list' object is unsafe."
+    )
     kimi_file = next(path for path in corpus_templates() if path.stem == "Kimi-K2-Thinking")
-    with pytest.raises(TemplateProbeError, match="^Kimi-K2-Thinking: the template cannot render"):
+    message = (
+        "^Kimi-K2-Thinking: the template cannot render the probe conversation: "
+        "SecurityError: access to attribute 'append' of 'list' object is unsafe\\.$"
+    )
+    with pytest.raises(TemplateProbeError, match=message):
         detect_format(ChatTemplate.from_file(kimi_file))
 
 
 @needs_corpus
-def test_detect_format_on_every_template_raises_only_its_documented_error():
+def test_detect_format_on_every_template_raises_only_its_documented_error(scanned):
+    rows, _ = scanned
     for path in corpus_templates():
         try:
-            detect_format(path.read_text(encoding="utf-8"))
-        except TemplateProbeError:
-            pass
+            found = detect_format(path.read_text(encoding="utf-8"))  # the source text, named "template"
+        except TemplateProbeError as error:
+            assert error.template_error == TEMPLATE_ERRORS[path.stem]
+        else:
+            assert found is rows[path.stem].probe.format
 
 
 def test_an_absent_corpus_is_said_in_one_line(monkeypatch, tmp_path):
@@ -139,3 +213,46 @@ def test_an_absent_corpus_is_said_in_one_line(monkeypatch, tmp_path):
         corpus_templates()
     with pytest.raises(CorpusMissing):
         load_labels()
+
+
+@pytest.mark.parametrize("ci", ["true", "TRUE", "1", "yes"])
+def test_a_missing_corpus_fails_the_run_in_ci(monkeypatch, tmp_path, ci):
+    monkeypatch.setenv(CORPUS_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.fail.Exception, match="template corpus not found at .*CI=true"):
+        require_corpus()
+
+
+@pytest.mark.parametrize("ci", [None, "", "false", "0"])
+def test_a_missing_corpus_skips_outside_ci(monkeypatch, tmp_path, ci):
+    monkeypatch.setenv(CORPUS_ENV, str(tmp_path / "nowhere"))
+    if ci is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", ci)
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_corpus()
+    assert str(skipped.value) == missing_message()
+
+
+def test_a_present_corpus_is_neither_skipped_nor_failed(monkeypatch, tmp_path):
+    (tmp_path / "templates").mkdir()
+    monkeypatch.setenv(CORPUS_ENV, str(tmp_path))
+    monkeypatch.setenv("CI", "true")
+    assert require_corpus() is None
+
+
+def test_no_test_skips_on_a_missing_corpus_by_itself():
+    # Every corpus check goes through conftest.require_corpus; a test file
+    # that tests corpus_available() to skip would pass CI on fewer tests.
+    tests = Path(__file__).resolve().parent
+    offenders = [
+        f"{path.name}:{number}"
+        for path in sorted(tests.rglob("*.py"))
+        if path.name != "conftest.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if ("skip" in line and ("corpus" in line or "missing_message" in line))
+        and "require_corpus" not in line
+        and path != Path(__file__).resolve()
+    ]
+    assert offenders == []

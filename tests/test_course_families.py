@@ -97,10 +97,10 @@ def test_format_table_of_no_rows_is_the_header():
 
 def test_the_table_command_prints_the_course_table(tokenizers, monkeypatch, capsys):
     import templatestudio.render
-    from families import FAMILIES, GEMMA4
     from templatestudio.__main__ import main
+    from templatestudio.families import TABLE_FAMILIES
 
-    by_repo = {model_id: tokenizers[family] for family, model_id in [*FAMILIES.items(), ("gemma4", GEMMA4)]}
+    by_repo = {model_id: tokenizers[family] for family, model_id in TABLE_FAMILIES.items()}
     # reuse the session's tokenizers instead of loading all four again
     monkeypatch.setattr(templatestudio.render, "load_tokenizer", by_repo.__getitem__)
     assert main(["table"]) == 0

@@ -1,30 +1,40 @@
-"""detect_format, probe_template, parser_for and parse_tool_calls(fallback="auto").
+"""Choosing a format: probe_template, detect_format and resolve_format.
 
-Small inline templates exercise each path of the probe; the course's
-tokenizers (from the Hugging Face cache) check it on published templates.
+Small inline templates exercise each path of the probe (every call shape
+in ``CALL_SHAPES``, every reason a template has no format, two formats that
+both read the probe back); the course's tokenizers from the Hugging Face
+cache check it on published templates. ``detect_format`` and
+``resolve_format`` probe in the sandbox by default (``deadline=
+DEFAULT_DEADLINE``); ``probe_template`` runs in-process unless given a
+deadline.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
 
 from samples import FENCED_CALL, GEMMA4_CALL, QWEN3_CALL
-from templatestudio.detect import (
+from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
+from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
+from templatestudio.families import LLAMA31
+from templatestudio.formats import FORMATS, UnknownFormat
+from templatestudio.probe import (
+    CALL_SHAPES,
     PROBE_ARGUMENTS,
     PROBE_NAME,
-    ChatTemplate,
-    NoToolCallFormat,
-    ResponseTemplateParser,
     TemplateProbeError,
-    detect_format,
-    load_chat_templates,
-    parser_for,
+    _probe,
+    _probe_sandboxed,
     probe_template,
 )
-from templatestudio.formats import FORMATS
-from templatestudio.tools import HermesParser, ParsedToolCall, UnparsedToolCall, parse_tool_calls
+from templatestudio.reader import read_tool_calls
+from templatestudio.sandbox import DEFAULT_DEADLINE
+from templatestudio.templates import ChatTemplate, load_chat_templates
+
+EUR_JPY = [ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
 
 HERMES_CALL = (
     '<tool_call>{"name": "{{ call.function.name }}", '
@@ -98,13 +108,24 @@ def test_the_probe_call_is_distinctive_and_typed():
     assert " " in PROBE_ARGUMENTS["note"]
 
 
+def test_call_shapes_cover_every_combination_once():
+    names = [name for name, _ in CALL_SHAPES]
+    assert len(names) == len(set(names)) == 12
+    assert names[0] == "dict arguments, no content"
+    for name, message in CALL_SHAPES:
+        (call,) = message["tool_calls"]
+        assert isinstance(call["function"]["arguments"], str) == name.startswith("string arguments")
+        assert ("id" in call) == name.endswith("9-char id")
+        assert ("content" in message) == ("no content" not in name)
+
+
 def test_hermes_template_is_detected_and_the_turn_is_cut_at_its_end():
     probe = probe_template(mini_template(HERMES_CALL))
     assert probe.format is FORMATS["hermes"]
     assert probe.wire.startswith("<tool_call>") and probe.wire.endswith("</tool_call>")
-    assert (probe.renders_tools, probe.call_survives, probe.shape) == (True, True, "no content")
-    assert probe.text_values == ()
-    assert probe.reason.startswith("hermes: ")
+    assert (probe.renders_tools, probe.call_survives, probe.shape) == (True, True, "dict arguments, no content")
+    assert probe.text_values == () and probe.ambiguous == ()
+    assert probe.reason == f"hermes: {FORMATS['hermes'].description}"
 
 
 def test_a_whole_reply_format_is_cut_at_the_eos_token():
@@ -131,6 +152,9 @@ def test_an_unknown_grammar_is_no_format():
     probe = probe_template(mini_template(UNREAD_GRAMMAR))
     assert probe.format is None and probe.call_survives
     assert detect_format(mini_template(UNREAD_GRAMMAR)) is None
+    with pytest.raises(NoToolCallFormat, match=r"^template: no tool-call format found in its chat template "
+                       r"\(writes the call in a grammar no registered parser reads\)$"):
+        resolve_format(mini_template(UNREAD_GRAMMAR))
 
 
 def test_a_template_without_tools_is_no_format():
@@ -146,12 +170,20 @@ def test_a_template_that_drops_calls_is_no_format():
 
 def test_a_template_needing_string_content_is_retried_with_it():
     probe = probe_template(mini_template(HERMES_CALL, checks=NEEDS_CONTENT))
-    assert (probe.format, probe.shape) == (FORMATS["hermes"], "string content")
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], "dict arguments, empty content")
 
 
 def test_a_template_needing_nine_character_ids_is_retried_with_them():
     probe = probe_template(mini_template(HERMES_CALL, checks=NEEDS_NINE_CHAR_IDS))
-    assert (probe.format, probe.shape) == (FORMATS["hermes"], "string content, 9-char id")
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], "dict arguments, no content, 9-char id")
+
+
+def test_a_template_needing_string_arguments_is_retried_with_them():
+    # DeepSeek V3's habit: the call is written only when arguments are a JSON string.
+    as_string = HERMES_CALL.replace("{{ call.function.arguments | tojson }}", "{{ call.function.arguments }}")
+    checks = "{%- if message.tool_calls[0].function.arguments is not string -%}{{ raise_exception('want a string') }}{%- endif -%}"
+    probe = probe_template(mini_template(as_string, checks=checks))
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], "string arguments, no content")
 
 
 def test_a_template_that_always_raises_reports_its_own_error():
@@ -159,13 +191,14 @@ def test_a_template_that_always_raises_reports_its_own_error():
     probe = probe_template(source)
     assert probe.error == "TemplateError: no tool calls here, ever"
     assert probe.reason == "template error: TemplateError: no tool calls here, ever"
-    with pytest.raises(TemplateProbeError) as caught:
-        detect_format(source)
-    assert str(caught.value) == (
-        "template: the template cannot render the probe conversation: "
-        "TemplateError: no tool calls here, ever"
-    )
-    assert caught.value.template_error == "TemplateError: no tool calls here, ever"
+    for deadline in (None, DEFAULT_DEADLINE):  # in-process and sandboxed say the same
+        with pytest.raises(TemplateProbeError) as caught:
+            detect_format(source, deadline=deadline)
+        assert str(caught.value) == (
+            "template: the template cannot render the probe conversation: "
+            "TemplateError: no tool calls here, ever"
+        )
+        assert caught.value.template_error == "TemplateError: no tool calls here, ever"
 
 
 def test_different_errors_per_shape_are_all_reported():
@@ -192,6 +225,67 @@ def test_probes_are_cached_per_template():
 def test_detect_format_rejects_other_inputs():
     with pytest.raises(TypeError, match="expected a template source str, a ChatTemplate or a tokenizer"):
         detect_format(42)
+
+
+def test_detect_format_probes_in_the_sandbox_by_default():
+    template = ChatTemplate("sandboxed-by-default", mini_template(HERMES_CALL))
+    _probe.cache_clear()
+    _probe_sandboxed.cache_clear()
+    assert detect_format(template) is FORMATS["hermes"]  # the registry's object, not an unpickled copy
+    assert _probe.cache_info().currsize == 0  # nothing was probed in this process
+    assert _probe_sandboxed.cache_info().currsize == 1
+    assert detect_format(template, deadline=None) is FORMATS["hermes"]
+    assert _probe.cache_info().currsize == 1  # the documented in-process path
+
+
+# --- two formats that read the same call ---------------------------------------------------------
+
+
+@pytest.fixture
+def duplicate_hermes(monkeypatch):
+    """A second registered format that reads exactly what hermes reads."""
+    twin = dataclasses.replace(FORMATS["hermes"], name="hermes-twin")
+    monkeypatch.setitem(FORMATS, twin.name, twin)
+    _probe.cache_clear()
+    _probe_sandboxed.cache_clear()
+    yield twin
+    _probe.cache_clear()  # no probe made against the doubled registry outlives it
+    _probe_sandboxed.cache_clear()
+
+
+def test_two_formats_reading_the_probe_back_are_ambiguous_never_none(duplicate_hermes):
+    source = mini_template(HERMES_CALL)
+    probe = probe_template(source)
+    assert probe.format is None and probe.ambiguous == ("hermes", "hermes-twin")
+    assert probe.reason == "ambiguous: the probe call is read back by hermes, hermes-twin"
+    message = (
+        "^template: ambiguous: the probe call is read back by hermes, hermes-twin; name the format explicitly$"
+    )
+    for deadline in (None, DEFAULT_DEADLINE):  # the child inherits the doubled registry through fork
+        with pytest.raises(AmbiguousFormat, match=message):
+            detect_format(source, deadline=deadline)
+    with pytest.raises(AmbiguousFormat, match=message):
+        resolve_format(source)
+    assert issubclass(AmbiguousFormat, NoToolCallFormat)  # callers catching "no format" still catch it
+    # Naming the format is the way out.
+    assert resolve_format("hermes-twin") is duplicate_hermes
+
+
+# --- resolve_format ------------------------------------------------------------------------------
+
+
+def test_resolve_format_takes_formats_names_and_templates():
+    hermes = FORMATS["hermes"]
+    assert resolve_format(hermes) is hermes
+    assert all(resolve_format(name) is fmt for name, fmt in FORMATS.items())
+    assert resolve_format(mini_template(HERMES_CALL)) is hermes
+    assert resolve_format(ChatTemplate("t", mini_template(HERMES_CALL))) is hermes
+
+
+def test_resolve_format_lists_the_known_names_for_an_unknown_one():
+    known = ", ".join(FORMATS)
+    with pytest.raises(UnknownFormat, match=f"^unknown tool-call format 'hermes3'; known formats: {known}$"):
+        resolve_format("hermes3")
 
 
 # --- loading templates -----------------------------------------------------------------------
@@ -253,84 +347,66 @@ def test_hub_templates_read_only_the_config():
 def llama31():
     from templatestudio.render import load_tokenizer
 
-    return load_tokenizer("unsloth/Llama-3.1-8B-Instruct")
+    return load_tokenizer(LLAMA31)
 
 
-@pytest.mark.parametrize(
-    ("family", "expected"),
-    [("qwen3", "hermes"), ("gemma4", "gemma4"), ("llama3", None), ("gemma3", None)],
-)
+COURSE_FORMATS = [("qwen3", "hermes"), ("gemma4", "gemma4"), ("llama3", None), ("gemma3", None)]
+
+
+@pytest.mark.parametrize(("family", "expected"), COURSE_FORMATS)
 def test_detection_on_the_course_tokenizers(tokenizers, family, expected):
-    found = detect_format(tokenizers[family])
+    found = detect_format(tokenizers[family])  # sandboxed, the default
     assert (found.name if found else None) == expected
+    probe = probe_template(tokenizers[family])
+    assert probe.format is found
+    if expected is None:  # Llama 3 and Gemma 3 list no tools at all
+        assert (probe.renders_tools, probe.reason) == (False, "renders no tools")
+    else:
+        assert probe.shape == "dict arguments, no content" and probe.text_values == ()
+
+
+def test_qwen3_writes_an_empty_thinking_block_before_the_call(qwen3):
+    probe = probe_template(qwen3)
+    assert probe.wire.startswith("<think>\n\n</think>\n\n<tool_call>\n")
 
 
 def test_llama31_is_llama3_json(llama31):
     assert detect_format(llama31) is FORMATS["llama3-json"]
+    assert resolve_format(llama31) is FORMATS["llama3-json"]
     assert probe_template(llama31).wire.startswith('{"name": "studio_probe_lookup", "parameters": ')
 
 
-def test_a_tokenizer_and_its_hub_config_probe_the_same(tokenizers):
-    for repo_id in ("Qwen/Qwen3-0.6B", "google/gemma-4-E2B-it"):
-        family = "qwen3" if repo_id.startswith("Qwen") else "gemma4"
-        by_tokenizer = probe_template(tokenizers[family])
+def test_a_tokenizer_and_its_hub_config_probe_the_same(tokenizers, llama31):
+    for repo_id, tokenizer in (
+        ("Qwen/Qwen3-0.6B", tokenizers["qwen3"]),
+        ("google/gemma-4-E2B-it", tokenizers["gemma4"]),
+        (LLAMA31, llama31),
+    ):
+        by_tokenizer = probe_template(tokenizer)
         by_config = probe_template(ChatTemplate.from_hub(repo_id))
         assert (by_config.format, by_config.wire) == (by_tokenizer.format, by_tokenizer.wire)
 
 
-def test_parser_for_prefers_the_response_template(gemma4):
-    parser = parser_for(gemma4)
-    assert isinstance(parser, ResponseTemplateParser)
-    assert parser.parse(GEMMA4_CALL) == [ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
-
-
-def test_parser_for_falls_back_to_the_detected_format(qwen3, llama31):
-    assert parser_for(qwen3) is FORMATS["hermes"].parser
-    assert parser_for(llama31) is FORMATS["llama3-json"].parser
-
-
-def test_parser_for_names_the_model_when_there_is_no_format(tokenizers):
+@pytest.mark.parametrize("family", ["llama3", "gemma3"])
+def test_resolve_format_names_the_model_when_there_is_no_format(tokenizers, family):
+    tokenizer = tokenizers[family]
     with pytest.raises(NoToolCallFormat) as caught:
-        parser_for(tokenizers["llama3"])
+        resolve_format(tokenizer)
     assert str(caught.value) == (
-        "NousResearch/Meta-Llama-3-8B-Instruct: no tool-call format found in its chat template "
-        "(renders no tools) and it ships no response template"
+        f"{tokenizer.name_or_path}: no tool-call format found in its chat template (renders no tools)"
     )
 
 
-def test_parse_tool_calls_auto(qwen3, gemma4, tokenizers):
-    from rates import QUESTION
-    from templatestudio.render import render
-
-    eur_jpy = [ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
-    prompt = render(qwen3, QUESTION)
-    assert parse_tool_calls(qwen3, QWEN3_CALL, prefix=prompt, fallback="auto") == eur_jpy
-    # A strict parser is held to the marker check, which names what it saw and where.
-    leak = (
-        "^StrictHermesParser left a tool call unread: '```json' at offset 0 "
-        "opens a call in the fenced-json format$"
-    )
+def test_the_reader_reads_with_the_detected_format(qwen3, gemma4, tokenizers):
+    assert read_tool_calls(QWEN3_CALL, qwen3).calls == EUR_JPY
+    assert read_tool_calls(QWEN3_CALL, qwen3).format is FORMATS["hermes"]
+    leak = "^the hermes format left a tool call unread: '```json' at offset 0 opens a call in the fenced-json format$"
     with pytest.raises(UnparsedToolCall, match=leak):
-        parse_tool_calls(qwen3, FENCED_CALL, prefix=prompt, fallback="auto")
-    hermes = FORMATS["hermes"]
-    with pytest.raises(UnparsedToolCall, match="^the hermes format left a tool call unread"):
-        parse_tool_calls(qwen3, GEMMA4_CALL, prefix=prompt, fallback=hermes)
+        read_tool_calls(FENCED_CALL, qwen3)
     mixed = QWEN3_CALL + "\n" + GEMMA4_CALL  # one call read, one left behind
-    with pytest.raises(UnparsedToolCall, match="'<\\|tool_call>' at offset 101 opens a call in the gemma4"):
-        parse_tool_calls(qwen3, mixed, prefix=prompt, fallback=hermes)
-    gemma4_prompt = render(gemma4, QUESTION)
-    assert parse_tool_calls(gemma4, GEMMA4_CALL, prefix=gemma4_prompt, fallback="auto") == eur_jpy
-    with pytest.raises(NoToolCallFormat):
-        parse_tool_calls(tokenizers["llama3"], QWEN3_CALL, prefix="", fallback="auto")
-
-
-def test_explicit_fallbacks_behave_as_the_tutorial_teaches(qwen3):
-    from rates import QUESTION
-    from templatestudio.render import render
-
-    prompt = render(qwen3, QUESTION)
-    with pytest.raises(UnparsedToolCall, match="^HermesParser found no call in text that looks like one$"):
-        parse_tool_calls(qwen3, FENCED_CALL, prefix=prompt, fallback=HermesParser())
-    no_fallback = "^Qwen/Qwen3-0.6B ships no response template; pass a fallback parser$"
-    with pytest.raises(ValueError, match=no_fallback):
-        parse_tool_calls(qwen3, QWEN3_CALL, prefix=prompt)
+    with pytest.raises(UnparsedToolCall, match=r"'<\|tool_call>' at offset 101 opens a call in the gemma4"):
+        read_tool_calls(mixed, qwen3)
+    # Gemma 4 ships a response template: it reads, and the detected format checks it.
+    assert read_tool_calls(GEMMA4_CALL, gemma4).calls == EUR_JPY
+    with pytest.raises(NoToolCallFormat, match="renders no tools"):
+        read_tool_calls(QWEN3_CALL, tokenizers["llama3"])

@@ -15,11 +15,11 @@ import pytest
 
 from rates import QUESTION, get_exchange_rate
 from samples import GEMMA4_CALL, PLAIN_ANSWER, QWEN3_CALL
+from templatestudio.families import LLAMA31
 from templatestudio.loop import decode_reply, generate_reply, stop_token_ids
 from templatestudio.render import load_tokenizer, safe_render
 from templatestudio.tools import HermesParser, ParsedToolCall, parse_tool_calls, tool_schema
 
-LLAMA31 = "unsloth/Llama-3.1-8B-Instruct"
 EUR_JPY = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 LLAMA31_CALL = (
     '<|python_tag|>{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'

@@ -4,7 +4,7 @@ Every render in this package goes through ``tokenizer.apply_chat_template``,
 which compiles the template in jinja2's ``ImmutableSandboxedEnvironment``
 (transformers.utils.chat_template_utils._cached_compile_jinja_template).
 These tests render hostile templates through ``templatestudio.render.render``
-(and through ``detect``'s probe, which ``check`` runs on .jinja files) and
+(and through ``templatestudio.probe``, which ``check`` runs on .jinja files) and
 pin down exactly what stops each attack:
 
 - Attribute escapes (``__class__``, ``__globals__``, ``__subclasses__``,
@@ -42,7 +42,8 @@ import jinja2.sandbox
 import pytest
 from jinja2.exceptions import SecurityError, TemplateError
 
-from templatestudio.detect import probe_template
+from templatestudio.detect import detect_format
+from templatestudio.probe import TemplateProbeError, probe_template
 from templatestudio.render import render
 
 CONVERSATION = [{"role": "user", "content": "What is one euro in yen?"}]
@@ -192,6 +193,16 @@ def test_nested_huge_loops_run_until_killed(hostile_tokenizer):
 def test_the_package_probe_stops_a_looping_template_at_its_deadline():
     """``check`` probes untrusted templates with a deadline (templatestudio.sandbox)."""
     assert probe_template(NESTED_LOOPS, deadline=1.5).stopped
+
+
+def test_detect_format_is_sandboxed_by_default_so_a_bomb_is_its_error_not_the_callers():
+    """Text from strangers: detect_format's default path caps memory, so the caller never sees MemoryError."""
+    with pytest.raises(TemplateProbeError) as stopped:
+        detect_format("{{ ('x' * 10**10)|length }}")
+    assert stopped.value.template_error == (
+        "TemplateResourceError: template: the template's render was stopped: "
+        "it ran out of memory under the 2 GiB memory limit"
+    )
 
 
 def test_the_deadline_wrapper_returns_ordinary_renders_and_errors(hostile_tokenizer):

@@ -24,6 +24,7 @@ from transformers import GenerationConfig
 from rates import QUESTION, get_exchange_rate
 from samples import QWEN3_CALL
 from standin import ANSWER, SCRIPT_NAMES, StandInTrainingError, hermes_call, scripts, train_standin
+from templatestudio.families import LLAMA31
 from templatestudio.loop import (
     ToolLoopLimit,
     Transcript,
@@ -44,7 +45,6 @@ from templatestudio.tools import (
     tool_result_message,
 )
 
-LLAMA31 = "unsloth/Llama-3.1-8B-Instruct"
 EUR_JPY = {"base": "EUR", "quote": "JPY"}
 EUR_USD = {"base": "EUR", "quote": "USD"}
 UNKNOWN_WEATHER = "error: unknown tool 'get_weather'; available: get_exchange_rate"

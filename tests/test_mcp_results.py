@@ -15,7 +15,7 @@ from templatestudio.mcp_results import (  # noqa: E402
     mcp_result_text,
     mcp_result_to_tool_message,
 )
-from templatestudio.messages import assert_valid  # noqa: E402
+from templatestudio.pairing import assert_paired  # noqa: E402
 from templatestudio.parallel import parallel_tool_call_message  # noqa: E402
 from templatestudio.render import render  # noqa: E402
 
@@ -186,7 +186,7 @@ def test_mcp_result_renders_as_a_tool_turn(qwen3, gemma4):
         "get_exchange_rate", result, tool_call_id=turn["tool_calls"][0]["id"]
     )
     conversation = [{"role": "user", "content": "How many yen is one euro?"}, turn, message]
-    assert_valid(conversation, pairing=True)
+    assert_paired(conversation)
     body = 'Rate found.\n[image: image/png, 1028 bytes]\n{"rate":162.4}'
     assert f"<tool_response>\n{body}\n</tool_response>" in render(qwen3, conversation)
     assert "response:get_exchange_rate{" in render(gemma4, conversation)

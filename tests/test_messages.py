@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+import ast
+import inspect
+from pathlib import Path
 
+import pytest
+from hypothesis import given, settings
+
+from message_strategies import conversations
+from templatestudio import messages
 from templatestudio.messages import InvalidConversation, assert_valid, validate_conversation
 
 USER = {"role": "user", "content": "How many yen is one euro?"}
@@ -146,3 +153,36 @@ def test_invalid_conversation_copies_the_problem_list():
     error = InvalidConversation(problems)
     problems.append("later edit")
     assert error.problems == ["conversation is empty"]
+
+
+@settings(max_examples=500)
+@given(conversations)
+def test_any_input_gets_a_list_of_problems_never_an_exception(conversation):
+    problems = validate_conversation(conversation)
+    assert isinstance(problems, list) and all(isinstance(problem, str) for problem in problems)
+    if problems:
+        with pytest.raises(InvalidConversation) as caught:
+            assert_valid(conversation)
+        assert caught.value.problems == problems
+    else:
+        assert assert_valid(conversation) is None
+
+
+def test_messages_imports_nothing_from_the_package():
+    # The bottom layer: pairing builds on it, so it may not reach up, not
+    # even from inside a function.
+    tree = ast.parse(Path(messages.__file__).read_text(encoding="utf-8"))
+    imported = [
+        node.module if isinstance(node, ast.ImportFrom) else alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, (ast.Import, ast.ImportFrom))
+        for alias in node.names
+    ]
+    assert [name for name in imported if name and name.startswith("templatestudio")] == []
+
+
+def test_assert_valid_checks_structure_only():
+    # Pairing is templatestudio.pairing.assert_paired (tests/test_pairing.py).
+    assert list(inspect.signature(assert_valid).parameters) == ["conversation"]
+    orphan = [{"role": "user", "content": "hi"}, {"role": "tool", "name": "f", "content": "1"}]
+    assert assert_valid(orphan) is None

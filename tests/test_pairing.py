@@ -6,8 +6,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from templatestudio.messages import InvalidConversation, assert_valid
-from templatestudio.pairing import PairingProblem, truncate_history, validate_tool_pairing
+from message_strategies import conversations
+from templatestudio.messages import InvalidConversation, assert_valid, validate_conversation
+from templatestudio.pairing import (
+    PairingProblem,
+    assert_paired,
+    truncate_history,
+    validate_tool_pairing,
+)
 from templatestudio.parallel import parallel_tool_call_message, result_for_call
 from templatestudio.render import render
 from templatestudio.tools import tool_call_message, tool_result_message
@@ -210,24 +216,36 @@ def test_malformed_conversation_raises_before_pairing_is_read():
     ]
 
 
-# --- assert_valid's pairing option ---------------------------------------------
+# --- assert_paired: structure, then pairing, as one exception -----------------------
 
 
-def test_assert_valid_checks_pairing_only_when_asked():
+def test_assert_paired_checks_pairing_where_assert_valid_does_not():
     orphan = [USER, tool_result_message("get_exchange_rate", "162.4")]
     assert_valid(orphan)  # structure alone is fine
     with pytest.raises(InvalidConversation) as caught:
-        assert_valid(orphan, pairing=True)
+        assert_paired(orphan)
     assert caught.value.problems == [
         "message 1: tool result 'get_exchange_rate' has no open call before it"
     ]
 
 
-def test_assert_valid_reports_structure_before_pairing():
+def test_assert_paired_reports_structure_before_pairing():
     broken = [tool_result_message("a", "1"), {"role": "user"}]
     with pytest.raises(InvalidConversation) as caught:
-        assert_valid(broken, pairing=True)
+        assert_paired(broken)
     assert caught.value.problems == ["message 1: a user message needs content"]
+
+
+def test_assert_paired_passes_its_options_on():
+    pending = [USER, calls_without_ids("a")]
+    assert assert_paired(pending) is None
+    with pytest.raises(InvalidConversation, match="has no result before the conversation ends"):
+        assert_paired(pending, allow_pending=False)
+    turn = parallel_tool_call_message([{"name": "a", "arguments": {}}, {"name": "b", "arguments": {}}])
+    swapped = [USER, turn, *reversed([result_for_call(call, "ok") for call in turn["tool_calls"]])]
+    assert assert_paired(swapped) is None
+    with pytest.raises(InvalidConversation, match="strict_order is on"):
+        assert_paired(swapped, strict_order=True)
 
 
 def test_qwen3_renders_an_orphan_without_complaint(qwen3):
@@ -353,3 +371,55 @@ def test_dropping_any_one_result_is_caught(conversation, data):
     dropped = data.draw(st.sampled_from(results), label="dropped result")
     damaged = conversation[:dropped] + conversation[dropped + 1 :]
     assert validate_tool_pairing(damaged, allow_pending=False) != []
+
+
+# --- conversations nobody here wrote ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        [USER, {"content": "no role"}, ANSWER],
+        [{"content": "no role"}, USER, ANSWER],
+        [SYSTEM, USER, ANSWER, "not a message", USER, ANSWER],
+        [USER, ANSWER, {"role": None, "content": "x"}, USER],
+        [],
+    ],
+    ids=["no-role", "first-no-role", "not-a-dict", "role-none", "empty"],
+)
+def test_truncate_reports_a_malformed_conversation_as_validate_conversation_does(conversation):
+    with pytest.raises(InvalidConversation) as caught:
+        truncate_history(conversation, 2)
+    assert caught.value.problems == validate_conversation(conversation)
+
+
+def test_truncate_validates_even_when_nothing_needs_cutting():
+    with pytest.raises(InvalidConversation, match="message 0: role must be one of"):
+        truncate_history([{"content": "hi"}], 5)
+
+
+@settings(max_examples=500, deadline=None)
+@given(conversation=conversations, limit=st.integers(1, 10))
+def test_any_input_is_truncated_or_reported_never_a_key_error(conversation, limit):
+    problems = validate_conversation(conversation)
+    try:
+        kept = truncate_history(conversation, limit)
+    except InvalidConversation as error:
+        assert error.problems == problems != []
+        return
+    except ValueError as error:  # a valid history with no safe cut
+        assert problems == [] and "cannot truncate" in str(error)
+        return
+    assert problems == [] and len(kept) <= limit
+    assert kept == conversation[len(conversation) - len(kept) :] or kept[0]["role"] == "system"
+
+
+@settings(max_examples=500, deadline=None)
+@given(conversation=conversations)
+def test_any_input_gets_pairing_problems_or_invalid_conversation(conversation):
+    try:
+        problems = validate_tool_pairing(conversation, allow_pending=False)
+    except InvalidConversation as error:
+        assert error.problems == validate_conversation(conversation) != []
+        return
+    assert all(isinstance(problem, PairingProblem) for problem in problems)

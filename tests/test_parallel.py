@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import copy
-import os
 import re
-from pathlib import Path
 
 import pytest
 from jinja2 import TemplateError
 
+from conftest import require_corpus
+from templatestudio.corpus import corpus_dir
+from templatestudio.families import LLAMA31
 from templatestudio.messages import assert_valid
 from templatestudio.pairing import validate_tool_pairing
 from templatestudio.parallel import (
@@ -21,21 +22,11 @@ from templatestudio.parallel import (
 from templatestudio.render import load_tokenizer, render
 from templatestudio.tools import ParsedToolCall
 
-LLAMA31 = "unsloth/Llama-3.1-8B-Instruct"
 USER = {"role": "user", "content": "Convert EUR to JPY and USD to GBP."}
 TWO_RATES = [
     {"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}},
     {"name": "get_exchange_rate", "arguments": {"base": "USD", "quote": "GBP"}},
 ]
-
-
-def corpus_dir() -> Path:
-    try:
-        from templatestudio.corpus import corpus_dir as package_corpus_dir
-    except ImportError:  # the corpus module lands with another issue
-        root = Path(__file__).resolve().parent.parent
-        return Path(os.environ.get("TEMPLATESTUDIO_CORPUS", root.parent / "shared" / "corpus"))
-    return package_corpus_dir()
 
 
 @pytest.fixture(scope="module")
@@ -230,9 +221,8 @@ def test_gemma4_names_a_result_from_its_tool_call_id(gemma4):
 
 @pytest.fixture(scope="module")
 def mistral_nemo_template() -> str:
+    require_corpus()
     path = corpus_dir() / "templates" / "mistralai-Mistral-Nemo-Instruct-2407.jinja"
-    if not path.is_file():
-        pytest.skip(f"template corpus not found at {path.parent}")
     return path.read_text(encoding="utf-8")
 
 

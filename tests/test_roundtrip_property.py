@@ -1,35 +1,30 @@
 """Round trip through real chat templates: what goes in as a call comes back out, exactly.
 
-For every template in the Hugging Face cache and in the fixture corpus whose
-format is supported, hypothesis generates tool calls (names; string values
-with unicode, quotes, backslashes, newlines, braces, commas, control
-characters and the markers of every format; ints, floats, bools, null,
-nested lists and objects; one to three calls per turn), builds the
-assistant turn with ``tool_call_message`` (several calls, and Mistral's
-templates, which demand nine-character ids, with
-``parallel_tool_call_message``), renders it with the real template, cuts
-out what the turn adds, and reads it back twice: with the format's strict
-parser (checked with ``assert_no_unparsed_markers``, as ``parse_tool_calls``
-and the stream do) and with the format's response template through
-transformers' ``parse_response``. Both must return exactly the calls that
-went in, types included (``True`` is not ``1``, ``1`` is not ``1.0``).
+Subjects (tests/roundtrip_subjects.py) are every corpus template whose label
+a registered format claims and every cached tokenizer whose template the
+probe reads. Hypothesis generates tool calls (names; string values with
+unicode, quotes, backslashes, control characters and the markers of every
+format; ints, floats, bools, null, nested lists and objects; one to three
+calls per turn), renders each turn through every template of its format in
+the call shape the probe found that template accepts, cuts out what the turn
+adds, and reads it back with ``templatestudio.engine.read_events`` (the one
+reading machine) and with each response template that reads the template's
+wire (the format's, and the one the model ships) through transformers'
+``parse_response``. Both must return exactly the calls that went in, types
+included (``True`` is not ``1``, ``1`` is not ``1.0``), and the reader may
+leave nothing beside the calls but whitespace and the template's own tags.
 
-Formats whose values travel as text (``qwen-xml``; the one ``pythonic``
-template, vLLM's Llama 4, which quotes every value) are typed with the tool
-schema afterwards: ``coerce_arguments`` for the parser, ``tools=`` for the
-response template.
+The generators carry only what the wire can carry: what a format's declared
+limits name (``Format.limits_for(arguments, "wire")``) and what a template
+was measured not to carry (``roundtrip_subjects.measure``, pinned below in
+``TEMPLATE_LIMITS``) are left out, so at least 90% of template turns must be
+checked by the reader; the test asserts it and prints every outcome's count
+(``-s``; recorded in bench/RESULTS.md). A response template skips only what
+its format declares (``limits_for(arguments, "response template")``) or
+what was measured for it. Each limit has its own test below showing what
+happens instead: the documented error, or the exact misreading.
 
-Some values cannot be carried by a template's wire text at all, whatever
-reads it (``WIRE_LIMITS``), or cannot be read by the response-template
-language although the parser reads them (``READER_LIMITS``). Each limit is
-a named predicate on the generated calls; ``check_round_trip`` skips only
-the reader the limit applies to, and each limit has its own test below
-showing what happens instead: the documented error, or, where the wire
-itself is ambiguous, the exact misreading, so it is visible rather than
-silent.
-
-``fenced-json`` is not covered: no template in the cache or the corpus
-writes it. CI runs ``ROUND_TRIP_EXAMPLES`` (2,000) examples per format;
+CI runs ``ROUND_TRIP_EXAMPLES`` (2,000) turns per format;
 ``pytest tests/test_roundtrip_property.py --deep`` runs 50,000.
 """
 
@@ -37,630 +32,566 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import keyword
 import math
-import re
 import string
-from collections.abc import Callable
+from collections import Counter
 from dataclasses import dataclass
-from functools import cache
 
 import pytest
 from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 from jinja2 import TemplateError
-from transformers.utils.chat_parsing.response_parser import parse_response
 
+from roundtrip_subjects import (
+    KIND_SAMPLES,
+    MEASURED,
+    PIECES,
+    TWO_CALLS,
+    CANDIDATES,
+    Calls,
+    Subject,
+    _failing,
+    all_subjects,
+    applicable_templates,
+    content_is_only_tags,
+    measure,
+    read_wire,
+    read_with_response_template,
+    render_wire,
+    same_calls,
+    subjects_of,
+    summary,
+    tool_schemas,
+)
 from templatestudio import corpus
-from templatestudio.detect import ChatTemplate, probe_template, same_json_value
-from templatestudio.dispatch import coerce_arguments
-from templatestudio.formats import FORMATS, MISTRAL_ARGS_RESPONSE_TEMPLATE
-from templatestudio.leaks import assert_no_unparsed_markers
-from templatestudio.parallel import parallel_tool_call_message
-from templatestudio.tools import tool_call_message
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.coerce import coerce_arguments
+from templatestudio.engine import ToolCallEvent, read_events
+from templatestudio.formats import FORMATS, Format
 
-HUB_TEMPLATES = {  # repo id -> the format its template writes
-    "Qwen/Qwen3-0.6B": "hermes",
-    "google/gemma-4-E2B-it": "gemma4",
-    "unsloth/Llama-3.1-8B-Instruct": "llama3-json",
+# What each template was measured not to carry beyond its format's declared
+# limits (roundtrip_subjects.summary of measure()). A template absent here
+# carries everything its format allows, through every reader.
+_GEMMA4_JSON_DIALECT = {"keys": ["k-1"], "pieces": ["\x01", "\x02"]}  # its sentinels; no "-" in bare keys
+TEMPLATE_LIMITS = {
+    "google/gemma-4-E2B-it": {
+        "response template: the format's": _GEMMA4_JSON_DIALECT,
+        "response template: shipped with the model": _GEMMA4_JSON_DIALECT,
+    },
+    "diffusion_gemma": {"response template: the format's": _GEMMA4_JSON_DIALECT},
+    # These two write a Python None as "None", which the json dialect refuses.
+    "gemma4": {"response template: the format's": {
+        "kinds": ["null"], "nested kinds": ["null"], **_GEMMA4_JSON_DIALECT}},
+    "google-gemma-4-31B-it-interleaved": {"response template: the format's": {
+        "kinds": ["null"], "nested kinds": ["null"], **_GEMMA4_JSON_DIALECT}},
+    # Mistral Small 3.2 writes NAME[ARGS]{...}; the format's response template reads the list shape.
+    "Mistral-Small-3.2-24B-Instruct-2506": {"response template: the format's": {"not this call shape": True}},
+    # Every Llama 3.x JSON template raises "This model only supports single tool-calls at once!".
+    **{name: {"reader": {"two calls": True}} for name in (
+        "unsloth/Llama-3.1-8B-Instruct", "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
+        "meta-llama-Llama-3.3-70B-Instruct", "tool_chat_template_llama3.1_json")},
+    # vLLM's Llama 4 template writes every value as "{{ value }}": text, pasted unescaped.
+    "tool_chat_template_llama4_pythonic": {"reader": {
+        "kinds": ["array", "boolean", "integer", "null", "number", "object"],
+        "nested kinds": ["array", "boolean", "integer", "null", "number", "object", "string"],
+        "pieces": ["\x00", "\n", "\r", '"', "\\"],
+    }},
 }
-TEXT_VALUED = ("qwen-xml", "pythonic")
-ONE_CALL_PER_TURN = "This model only supports single tool-calls at once!"
-QUESTION = {"role": "user", "content": "Please look that up."}
-TOOLS = [
-    {
-        "type": "function",
-        "function": {
-            "name": "lookup",
-            "description": "Look something up.",
-            "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-        },
-    }
-]
+READER = "reader: read back exactly"
 
 
-# --- the templates -------------------------------------------------------------------
+# --- generators built from the registry and the measurement ------------------------------------------
 
 
 @dataclass(frozen=True)
-class Subject:
-    """One template under test, and what it needs to render a call turn."""
+class Alphabet:
+    """What a generated turn for one format may hold, derived from its limits and its templates."""
 
-    template: ChatTemplate
-    format: str
-    string_content: bool  # the template needs "content": "" beside tool_calls
-    needs_ids: bool  # Mistral: every call needs a nine-character id
-    prompt: str
-    turn_end: str
-    writes_python_none: bool = False  # Gemma 4 variants differ: None or null
-    python_containers: bool = False  # qwen-xml variants differ: lists as JSON or as Python repr
+    format: Format
+    top_kinds: tuple[str, ...]
+    nested_kinds: tuple[str, ...]
+    banned: frozenset[str]  # pieces no string may hold
+    banned_ends: frozenset[str]  # pieces no string may start or end with
+    text_keys: bool
+    max_calls: int
 
 
-def _subject(template: ChatTemplate, fmt: str) -> Subject:
-    probe = probe_template(template)
-    assert probe.format is not None and probe.format.name == fmt, (template.name, probe.reason)
-    prompt = template.render([QUESTION], tools=TOOLS, add_generation_prompt=True)
-    mark = "ROUND-TRIP-REPLY-MARK"
-    plain = template.render([QUESTION, {"role": "assistant", "content": mark}], tools=TOOLS)
-    subject = Subject(
-        template,
+def alphabet(fmt: Format, subjects: tuple[Subject, ...]) -> Alphabet:
+    """Everything the format's declared wire limits allow and every one of its templates was measured to carry."""
+    failing = set().union(*(measure(subject)["reader"] for subject in subjects))
+
+    def allowed(label: str) -> bool:
+        return label not in failing and not fmt.limits_for(CANDIDATES[label].arguments, "wire")
+
+    kinds = {what: tuple(kind for kind in KIND_SAMPLES if allowed(f"{what} {kind}")) for what in ("kind", "nested")}
+    return Alphabet(
         fmt,
-        string_content="string content" in probe.shape,
-        needs_ids="9-char id" in probe.shape,
-        prompt=prompt,
-        turn_end=plain[plain.rfind(mark) + len(mark) :].strip(),
+        kinds["kind"],
+        kinds["nested"],
+        frozenset(c.detail for c in MEASURED if c.what == "piece" and not allowed(c.label)),
+        frozenset(c.detail for c in MEASURED if c.what == "edge" and not allowed(c.label)),
+        all(allowed(c.label) for c in MEASURED if c.what == "key"),
+        1 if TWO_CALLS.label in failing else 3,
     )
-    if fmt == "gemma4":
-        none_wire = render_wire(subject, [("probe", {"value": None})])
-        subject = dataclasses.replace(subject, writes_python_none="value:None" in none_wire)
-    if fmt == "qwen-xml":
-        list_wire = render_wire(subject, [("probe", {"value": ["a"]})])
-        subject = dataclasses.replace(subject, python_containers="['a']" in list_wire)
-    return subject
 
-
-@cache
-def subjects() -> dict[str, list[Subject]]:
-    found: dict[str, list[Subject]] = {}
-    for repo_id, fmt in HUB_TEMPLATES.items():
-        found.setdefault(fmt, []).append(_subject(ChatTemplate.from_hub(repo_id), fmt))
-    if corpus.corpus_available():
-        labels = corpus.load_labels()
-        for path in corpus.corpus_templates():
-            label = labels.get(path.stem, {}).get("format")
-            if label in corpus.SUPPORTED_LABELS and path.stem not in corpus.MALFORMED_RENDERINGS:
-                found.setdefault(label, []).append(_subject(ChatTemplate.from_file(path), label))
-    return found
-
-
-def subjects_of(fmt: str) -> list[Subject]:
-    if not corpus.corpus_available() and fmt not in HUB_TEMPLATES.values():
-        pytest.skip(corpus.missing_message())
-    return subjects()[fmt]
-
-
-FORMATS_WITH_TEMPLATES = ["hermes", "qwen-xml", "llama3-json", "mistral", "gemma4", "pythonic"]
-
-
-# --- rendering and cutting -----------------------------------------------------------
-
-
-def call_turn(subject: Subject, calls: list[tuple[str, dict]]) -> dict:
-    if len(calls) == 1 and not subject.needs_ids:
-        message = tool_call_message(*calls[0])
-    else:
-        message = parallel_tool_call_message({"name": n, "arguments": a} for n, a in calls)
-    if subject.string_content:
-        message["content"] = ""
-    return message
-
-
-def render_wire(subject: Subject, calls: list[tuple[str, dict]]) -> str:
-    """The text the model would write for calls: the render's addition, without the end of turn."""
-    with_call = subject.template.render([QUESTION, call_turn(subject, calls)], tools=TOOLS)
-    prompt = subject.prompt
-    if with_call.startswith(prompt):
-        start = len(prompt)
-    else:
-        # The prompt pre-writes an empty reasoning block the history turn lacks
-        # (Gemma 4, Nemotron): cut after the last tag or line the two share.
-        shared = 0
-        while shared < min(len(prompt), len(with_call)) and prompt[shared] == with_call[shared]:
-            shared += 1
-        start = max(with_call.rfind(">", 0, shared), with_call.rfind("\n", 0, shared)) + 1
-    added = with_call[start:].rstrip()
-    # Only an end of turn at the very end is removed: a value may contain the same text.
-    # Gemma 4's own template ends a call turn with the token that opens the tool's reply.
-    for ending in (subject.turn_end, "<|tool_response>"):
-        if ending and added.endswith(ending):
-            added = added[: -len(ending)]
-    return added
-
-
-# --- reading back --------------------------------------------------------------------
-
-
-def schema_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def tool_schemas(calls: list[tuple[str, dict]]) -> list[dict]:
-    """Tool schemas that type each call's arguments as they were generated."""
-    return [
-        {
-            "type": "function",
-            "function": {
-                "name": name,
-                "description": "generated",
-                "parameters": {
-                    "type": "object",
-                    "properties": {key: {"type": schema_type(v)} for key, v in arguments.items()},
-                },
-            },
-        }
-        for name, arguments in calls
-    ]
-
-
-def by_parser(fmt: str, wire: str, calls: list[tuple[str, dict]]) -> list[tuple[str, dict]]:
-    spans = FORMATS[fmt].parser.scan(wire)
-    assert_no_unparsed_markers(wire, spans, FORMATS[fmt])
-    read = [(span.call.name, span.call.arguments) for span in spans]
-    if fmt in TEXT_VALUED:
-        schemas = {s["function"]["name"]: s["function"]["parameters"] for s in tool_schemas(calls)}
-        read = [(name, coerce_arguments(args, schemas.get(name, {}))) for name, args in read]
-    return read
-
-
-def response_templates(subject: Subject, wire: str) -> list[dict]:
-    templates = [FORMATS[subject.format].response_template]
-    if subject.format == "mistral" and not wire.removeprefix("[TOOL_CALLS]").lstrip().startswith("["):
-        templates = [MISTRAL_ARGS_RESPONSE_TEMPLATE]  # NAME[CALL_ID]ID[ARGS]{...}, Mistral Small 3.2
-    if subject.template.response_template is not None:
-        templates.append(subject.template.response_template)  # the one the model ships
-    return templates
-
-
-def by_response_template(
-    template: dict, fmt: str, wire: str, calls: list[tuple[str, dict]]
-) -> list[tuple[str, dict]]:
-    tools = tool_schemas(calls) if fmt in TEXT_VALUED else None
-    message = parse_response(wire, template, prefix="", tools=tools)
-    return [
-        (call["function"]["name"], call["function"]["arguments"])
-        for call in message.get("tool_calls", [])
-    ]
-
-
-# --- what a template's wire text cannot carry ----------------------------------------
-
-
-def strings_in(value: object):
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield key
-            yield from strings_in(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from strings_in(item)
-
-
-def any_string(calls, predicate: Callable[[str], bool]) -> bool:
-    return any(predicate(text) for _, args in calls for text in strings_in(args))
-
-
-def top_level(calls, predicate: Callable[[object], bool]) -> bool:
-    return any(predicate(value) for _, args in calls for value in args.values())
-
-
-def exponent_float(value: object) -> bool:
-    return isinstance(value, float) and "." not in str(value)
-
-
-def has_sentinel(text: str) -> bool:
-    return "\x01" in text or "\x02" in text
-
-
-def python_quote_breakers(text: str) -> bool:
-    return any(char in text for char in '"\\\n\r\x00')
-
-
-# Limits of the template's wire text, whatever reads it: (format, name) -> predicate.
-WIRE_LIMITS: dict[tuple[str, str], Callable] = {
-    ("gemma4", 'a string holding <|"|>, the string delimiter nothing escapes'): lambda subject, calls: any_string(
-        calls, lambda s: '<|"|>' in s
-    ),
-    # Nested values are written as JSON text inside the parameter, so their strings count too.
-    ("qwen-xml", "a string holding </parameter>, which ends the value"): lambda subject, calls: any_string(
-        calls, lambda s: "</parameter>" in s
-    ),
-    ("qwen-xml", "a string holding </tool_call>, which ends the call"): lambda subject, calls: any_string(
-        calls, lambda s: "</tool_call>" in s
-    ),
-    ("qwen-xml", "a list or object where the template writes it as Python repr"): lambda subject, calls: (
-        subject.python_containers and top_level(calls, lambda v: isinstance(v, (list, dict)))
-    ),
-    ("qwen-xml", "a whole float written with an exponent (1e+16) is typed as an int"): lambda subject, calls: top_level(
-        calls, exponent_float
-    ),
-    ("pythonic", 'a string holding " \\ a newline or NUL, pasted unescaped into "..."'): lambda subject, calls: top_level(
-        calls, lambda v: isinstance(v, str) and python_quote_breakers(v)
-    ),
-    ("pythonic", "a list or object, written as Python repr inside quotes"): lambda subject, calls: top_level(
-        calls, lambda v: isinstance(v, (list, dict))
-    ),
-    ("pythonic", "a whole float written with an exponent (1e+16) is typed as an int"): lambda subject, calls: top_level(
-        calls, exponent_float
-    ),
-}
-
-# Limits of the response-template language on top of the wire's: (format, name) -> predicate.
-READER_LIMITS: dict[tuple[str, str], Callable] = {
-    ("hermes", "a string holding </tool_call>: the region closes at the first one"): lambda subject, calls: any_string(
-        calls, lambda s: "</tool_call>" in s
-    ),
-    ("mistral", "a string holding </s>: the region closes at the first one"): lambda subject, calls: any_string(
-        calls, lambda s: "</s>" in s
-    ),
-    ("mistral", "a string holding [TOOL_CALLS] (NAME[ARGS] shape): it closes the region"): lambda subject, calls: any_string(
-        calls, lambda s: "[TOOL_CALLS]" in s
-    ),
-    ("llama3-json", "a string holding } then ; : the region's close pattern"): lambda subject, calls: any_string(
-        calls, lambda s: re.search(r"\}\s*;", s) is not None
-    ),
-    ("gemma4", "a null where the template writes None, which the json dialect refuses"): lambda subject, calls: (
-        subject.writes_python_none and any(value is None for _, args in calls for value in _values(args))
-    ),
-    ("gemma4", "a string holding <tool_call|>: the region closes at the first one"): lambda subject, calls: any_string(
-        calls, lambda s: "<tool_call|>" in s
-    ),
-    ("gemma4", "a string holding \\x01 or \\x02, the json dialect's reserved sentinels"): lambda subject, calls: any_string(
-        calls, has_sentinel
-    ),
-    ("pythonic", "a string holding \\x01 or \\x02, the json dialect's reserved sentinels"): lambda subject, calls: any_string(
-        calls, has_sentinel
-    ),
-    ("pythonic", "a string holding a control character: json refuses it and the quotes stay"): lambda subject, calls: top_level(
-        calls, lambda v: isinstance(v, str) and any(ord(char) < 0x20 for char in v)
-    ),
-    ("pythonic", "a string holding two ' : the dialect reads them as string delimiters"): lambda subject, calls: top_level(
-        calls, lambda v: isinstance(v, str) and v.count("'") >= 2
-    ),
-    ("pythonic", "a string holding ): the call region closes at the first one"): lambda subject, calls: top_level(
-        calls, lambda v: isinstance(v, str) and ")" in v
-    ),
-}
-
-
-def _values(value: object):
-    if isinstance(value, dict):
-        for item in value.values():
-            yield item
-            yield from _values(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield item
-            yield from _values(item)
-
-
-def limits(table: dict, subject: Subject, calls) -> list[str]:
-    return [
-        name
-        for (fmt, name), hit in table.items()
-        if fmt == subject.format and hit(subject, calls)
-    ]
-
-
-# --- generated calls -----------------------------------------------------------------
-
-MARKER_LOOKALIKES = [
-    "<tool_call>", "</tool_call>", "<|tool_call>", "<tool_call|>", '<|"|>', "call:",
-    "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]", "<function=f>", "</function>", "<parameter=x>",
-    "</parameter>", "```json", "```", "<|python_tag|>", "<think>", "</think>",
-    "<|channel>thought\n", "<channel|>", '{"name": "f", "arguments": {}}',
-    '{"name": "f", "parameters": {}}', "[f(a=1)]", "<|tool_call_start|>", "<|im_end|>",
-    "<turn|>", "<|eot_id|>", "</s>", "<|tool_response>",
-]
-PUNCTUATION = ['"', "'", "\\", "\\n", "\n", "\r", "\t", "{", "}", "[", "]", ",", ":", ";", "(", ")",
-               "=", "%s", "{{", "}}", "\x00", "\x01", "\x02", "\x7f", "\u2028", "é", "日本", "🙂", "\ufeff"]
 
 _FIRST = string.ascii_letters + "_"
 identifiers = st.builds(str.__add__, st.sampled_from(_FIRST), st.text(_FIRST + string.digits, max_size=11))
-texts = st.one_of(
-    st.text(max_size=12),
-    st.lists(
-        st.one_of(st.text(max_size=6), st.sampled_from(MARKER_LOOKALIKES), st.sampled_from(PUNCTUATION)),
-        max_size=6,
-    ).map("".join),
-)
-scalars = st.one_of(
-    texts,
-    st.integers(min_value=-(2**63), max_value=2**63),
-    st.floats(allow_nan=False, allow_infinity=False),
-    st.booleans(),
-    st.none(),
-)
 
 
-def values(keys: st.SearchStrategy) -> st.SearchStrategy:
-    return st.recursive(
-        scalars,
-        lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)),
-        max_leaves=6,
+def strings(a: Alphabet) -> st.SearchStrategy[str]:
+    singles = "".join(piece for piece in a.banned if len(piece) == 1)
+    characters = st.characters(exclude_categories=("Cs",), exclude_characters=singles)
+    pieces = [piece for piece in PIECES if not any(banned in piece for banned in a.banned)]
+    raw = st.one_of(
+        st.text(characters, max_size=12),
+        st.lists(st.one_of(st.text(characters, max_size=6), st.sampled_from(pieces)), max_size=6).map("".join),
     )
+    return raw.filter(lambda text: not any(banned in text for banned in a.banned)
+                      and not any(text.startswith(end) or text.endswith(end) for end in a.banned_ends)
+                      and not a.format.limits_for({"k": text}, "wire"))
 
 
-def argument_keys(fmt: str) -> st.SearchStrategy:
-    """Keys each format can name: any text in JSON formats, identifiers where the key is bare."""
-    if fmt in ("hermes", "mistral", "llama3-json"):
-        return st.one_of(identifiers, texts)
-    if fmt == "pythonic":
-        return identifiers.filter(lambda name: not keyword.iskeyword(name))
-    return identifiers
+def keys(a: Alphabet) -> st.SearchStrategy[str]:
+    chosen = st.one_of(identifiers, strings(a)) if a.text_keys else identifiers
+    return chosen.filter(lambda key: not a.format.limits_for({key: "v"}, "wire"))
 
 
-def nested_keys(fmt: str) -> st.SearchStrategy:
-    # qwen-xml writes nested values as JSON; Gemma 4 writes nested keys bare, like top-level ones.
-    return st.one_of(identifiers, texts) if fmt == "qwen-xml" else argument_keys(fmt)
+def values(a: Alphabet, kinds: tuple[str, ...], inner: st.SearchStrategy | None) -> st.SearchStrategy:
+    scalar = {"string": strings(a), "integer": st.integers(min_value=-(2**63), max_value=2**63),
+              "number": st.floats(allow_nan=False, allow_infinity=False), "boolean": st.booleans(), "null": st.none()}
+    options = [scalar[kind] for kind in kinds if kind in scalar]
+    if inner is not None and "array" in kinds:
+        options.append(st.lists(inner, max_size=4))
+    if inner is not None and "object" in kinds:
+        options.append(st.dictionaries(keys(a), inner, max_size=4))
+    return st.one_of(options) if options else st.nothing()
 
 
-def tool_names(fmt: str) -> st.SearchStrategy:
-    if fmt == "pythonic":  # a Python keyword cannot be a call: test_pythonic_keyword_name
-        return identifiers.filter(lambda name: not keyword.iskeyword(name))
-    return identifiers
+def nested_values(a: Alphabet) -> st.SearchStrategy:
+    leaves = values(a, a.nested_kinds, None)
+    if not {"array", "object"} & set(a.nested_kinds):
+        return leaves
+    return st.recursive(leaves, lambda inner: values(a, a.nested_kinds, inner), max_leaves=6)
 
 
-def call_lists(fmt: str) -> st.SearchStrategy:
-    arguments = st.dictionaries(argument_keys(fmt), values(nested_keys(fmt)), max_size=4)
-    # One schema per tool name types the arguments, so names are distinct within a turn.
-    return st.lists(
-        st.tuples(tool_names(fmt), arguments), min_size=1, max_size=3, unique_by=lambda call: call[0]
-    )
+def call_lists(a: Alphabet) -> st.SearchStrategy[Calls]:
+    arguments = st.dictionaries(keys(a), values(a, a.top_kinds, nested_values(a)), max_size=4)
+    # Distinct names in one turn, so one schema per name can type text-valued arguments.
+    return st.lists(st.tuples(identifiers, arguments), min_size=1, max_size=a.max_calls, unique_by=lambda c: c[0])
 
 
-# --- the property ----------------------------------------------------------------------
+# --- the property ----------------------------------------------------------------------------------
 
 
-def check_round_trip(subject: Subject, calls: list[tuple[str, dict]]) -> None:
-    fmt = subject.format
-    if len(calls) > 1 and fmt == "llama3-json":
-        with pytest.raises(TemplateError, match=ONE_CALL_PER_TURN):
+def check_round_trip(subject: Subject, calls: Calls, counts: Counter) -> None:
+    """Round-trip one generated turn through one template; count what was checked and what skipped."""
+    fmt, measured = subject.format, measure(subject)
+    counts["template turns"] += 1
+    declared = [limit.description for _, arguments in calls for limit in fmt.limits_for(arguments, "wire")]
+    if declared:
+        counts[f"reader: skipped, declared wire limit: {declared[0]}"] += 1
+        return
+    skipped = sorted(label for label in measured["reader"] if CANDIDATES[label].present(calls))
+    if skipped == [TWO_CALLS.label]:
+        with pytest.raises(TemplateError):
             render_wire(subject, calls)
+        counts["reader: the template refuses two calls in one turn (checked: it raises)"] += 1
         return
-    if limits(WIRE_LIMITS, subject, calls):
-        return  # each wire limit has its own test below
+    if skipped:
+        counts[f"reader: skipped, measured: {skipped[0]}"] += 1
+        return
     wire = render_wire(subject, calls)
-    note(f"wire: {wire!r}")
-    read = by_parser(fmt, wire, calls)
-    assert len(read) == len(calls) and all(
-        name == want_name and same_json_value(args, want_args) for (name, args), (want_name, want_args) in zip(read, calls)
-    ), f"parser read {read!r}"
-    if limits(READER_LIMITS, subject, calls):
-        return
-    for template in response_templates(subject, wire):
-        read = by_response_template(template, fmt, wire, calls)
-        assert len(read) == len(calls) and all(
-            name == want_name and same_json_value(args, want_args)
-            for (name, args), (want_name, want_args) in zip(read, calls)
-        ), f"response template read {read!r}"
+    note(f"template {subject.name}, wire: {wire!r}")
+    read, ids, content = read_wire(subject, wire)
+    assert same_calls(read, calls), f"the reader read {read!r}"
+    assert content_is_only_tags(content), f"text beside the calls: {content!r}"
+    counts[READER] += 1
+    written = [number for number, given in enumerate(ids, start=1) if given is not None]
+    if written:
+        assert ids == [f"call{number:05d}" for number in range(1, len(calls) + 1)], ids
+        counts["reader: ids read back exactly"] += 1
+    applicable = applicable_templates(subject)
+    for label, _ in subject.response_templates:
+        if (label, _) not in applicable:
+            counts[f"response template ({label.removeprefix('the ')}): does not read this template's call shape"] += 1
+    for label, template in applicable:
+        where = f"response template ({label.removeprefix('the ')})"
+        declared = [limit.description for _, a in calls for limit in fmt.limits_for(a, "response template")]
+        skipped = sorted(lab for lab in measured[f"response template: {label}"] if CANDIDATES[lab].present(calls))
+        if declared or skipped:
+            counts[f"{where}: skipped, {'declared: ' + declared[0] if declared else 'measured: ' + skipped[0]}"] += 1
+            continue
+        read = read_with_response_template(subject, template, wire, calls)
+        assert same_calls(read, calls), f"{where} read {read!r}"
+        counts[f"{where}: read back exactly"] += 1
 
 
-@pytest.mark.parametrize("fmt", FORMATS_WITH_TEMPLATES)
-def test_calls_survive_the_round_trip_through_every_template(fmt, round_trip_examples):
-    """Each generated turn goes through every template of the format."""
-    candidates = subjects_of(fmt)
+def report(title: str, counts: Counter) -> str:
+    total = counts["template turns"]
+    lines = [f"round trip {title}: {counts['generated turns']:,} generated turns, {total:,} template turns"]
+    for outcome, count in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        if outcome not in ("template turns", "generated turns"):
+            lines.append(f"  {count:>8,}  {100 * count / total:5.1f}%  {outcome}")
+    return "\n".join(lines)
 
-    @settings(
-        max_examples=round_trip_examples,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-    )
-    @given(calls=call_lists(fmt))
+
+FORMATS_WITH_TEMPLATES = sorted({subject.format.name for subject in all_subjects()})
+
+
+@pytest.mark.parametrize("fmt_name", FORMATS_WITH_TEMPLATES)
+def test_calls_survive_the_round_trip_through_every_template(fmt_name, round_trip_examples):
+    """Each generated turn goes through one template of the format, drawn with the calls.
+
+    Drawing the template (rather than running every turn through all of
+    them) keeps CI's 2,000 turns per format to seconds; hypothesis shrinks a
+    failure to one template, and --deep gives every template thousands.
+    """
+    fmt = FORMATS[fmt_name]
+    subjects = subjects_of(fmt)
+    counts: Counter = Counter()
+    per_template: Counter = Counter()
+
+    @settings(max_examples=round_trip_examples,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(calls=call_lists(alphabet(fmt, subjects)), subject=st.sampled_from(subjects))
+    def round_trip(calls, subject):
+        counts["generated turns"] += 1
+        per_template[subject.name] += 1
+        check_round_trip(subject, calls, counts)
+
+    round_trip()
+    fewest = min(per_template[subject.name] for subject in subjects)
+    print("\n" + report(f"{fmt_name} ({len(subjects)} templates, each drawn at least {fewest:,} times)", counts))
+    assert counts[READER] >= 0.9 * counts["template turns"], report(fmt_name, counts)
+    assert fewest > 0, per_template
+
+
+# --- the subjects and what they carry ------------------------------------------------------------------
+
+
+def test_every_format_a_corpus_label_names_has_templates_under_test():
+    names = {subject.format.name for subject in all_subjects()}
+    assert {"hermes", "gemma4", "llama3-json"} <= names  # the cached tokenizers alone
+    if corpus.corpus_available():
+        labels = corpus.load_labels()
+        labelled = {corpus.LABEL_FORMATS[label["format"]] for name, label in labels.items()
+                    if label["format"] in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS}
+        assert names == labelled
+        assert set(FORMATS) - names == {"fenced-json"}  # no published template writes it
+
+
+def test_what_each_template_cannot_carry_is_known():
+    found = {}
+    for subject in all_subjects():
+        measured = {where: summary(labels) for where, labels in measure(subject).items() if labels}
+        if measured:
+            found[subject.name] = measured
+    assert found == TEMPLATE_LIMITS
+
+
+# --- the format's own writer: everything its limits allow comes back -------------------------------------
+
+
+def writer_carries(fmt: Format, calls: Calls) -> bool:
+    wire = "".join(fmt.write_call(ParsedToolCall(name, arguments)) for name, arguments in calls)
+    try:
+        events = read_events(wire, fmt)
+    except UnparsedToolCall:
+        return False
+    read = [(event.call.name, event.call.arguments) for event in events if isinstance(event, ToolCallEvent)]
+    return same_calls(read, calls)
+
+
+@pytest.mark.parametrize("fmt_name", list(FORMATS))
+def test_every_value_a_writer_cannot_carry_is_a_declared_limit(fmt_name):
+    fmt = FORMATS[fmt_name]
+    undeclared = [c for c in MEASURED if not fmt.limits_for(c.arguments, "wire")]
+    failing = _failing(undeclared, lambda arguments: writer_carries(fmt, [("f", arguments)]))
+    assert summary(failing) == {}
+
+
+@pytest.mark.parametrize("fmt_name", list(FORMATS))
+def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, round_trip_examples):
+    """One call per turn: ``write_call`` writes one call, and formats join several differently."""
+    fmt = FORMATS[fmt_name]
+
+    @settings(max_examples=max(100, round_trip_examples // 20),
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+    @given(calls=call_lists(dataclasses.replace(alphabet(fmt, ()), max_calls=1)))
     def round_trip(calls):
-        for subject in candidates:
-            note(f"template: {subject.template.name}")
-            check_round_trip(subject, calls)
+        note(repr("".join(fmt.write_call(ParsedToolCall(*call)) for call in calls)))
+        assert writer_carries(fmt, calls)
 
     round_trip()
 
 
-def test_every_supported_label_has_templates_under_test():
-    found = {fmt: [s.template.name for s in subjects_of(fmt)] for fmt in FORMATS_WITH_TEMPLATES}
-    assert all(found.values()), found
-    assert "fenced-json" not in subjects()  # no published template writes it
+# --- each declared limit, shown -------------------------------------------------------------------------
+
+EXTRA_TRIGGERS = ({"k": float("inf")}, {"k": float("nan")}, {"type": "object", "properties": {}})
+# Declared limits that neither the format's writer nor any template under test shows: each
+# names a value that only a shape nobody here writes cannot carry, so the generators leave out
+# values every template carries. Reported to the lead (/work/notes/core_bugs.md).
+OVER_DECLARED = {
+    ("fenced-json", "arguments shaped like a JSON schema: read as a tool's documentation"):
+        "only a block written with 'parameters' is read as a schema; the writer writes 'arguments'",
+    ("qwen-xml", "a string holding </tool_call> or </function>, which ends the call"):
+        "</function> ends only the wrapper-less <function=...> call; inside <tool_call> it is carried",
+    ("qwen-xml", "a string starting or ending with a newline: one is taken as the tags' own"):
+        "the writer and every template write one newline of their own on each side, and the reader takes exactly one",
+    ("llama3-json", "a call with no arguments written as {} closes the response template's pattern early"):
+        "the predicate is any string holding '}', which the response template reads; {} arguments read too",
+    ("pythonic", "a string holding a wrapper's closing token"):
+        "only a wrapped list (LFM2, Llama 4 wrappers) cannot carry it; the bare list the writer and template write can",
+}
+DECLARED = [
+    pytest.param(fmt, limit, id=f"{fmt.name}: {limit.description}", marks=[pytest.mark.xfail(
+        strict=True, reason=f"over-declared limit: {OVER_DECLARED[fmt.name, limit.description]}")]
+        if (fmt.name, limit.description) in OVER_DECLARED else [])
+    for fmt in FORMATS.values() for limit in fmt.wire_limits
+]
 
 
-# --- each named limit, shown -------------------------------------------------------------
+def trigger(fmt: Format, limit) -> dict:
+    """Representative arguments this limit names: one no other limit of its kind names, if there is one."""
+    pool = [*(c.arguments for c in MEASURED), *EXTRA_TRIGGERS]
+    hits = [a for a in pool if limit.applies(a) and (limit.where == "wire" or not fmt.limits_for(a, "wire"))]
+    if not hits:
+        raise LookupError(f"no representative triggers {fmt.name}'s limit {limit.description!r}: add one")
+    return next((a for a in hits if fmt.limits_for(a, limit.where) == [limit]), hits[0])
 
 
-def subject_named(fmt: str, name: str) -> Subject:
-    for subject in subjects_of(fmt):
-        if subject.template.name == name:
+def what_happens(read) -> str:
+    try:
+        found = read()
+    except (UnparsedToolCall, ValueError, KeyError) as error:
+        return f"refused: {type(error).__name__}: {error}"
+    return f"read as {found!r}"
+
+
+@pytest.mark.parametrize(("fmt", "limit"), DECLARED)
+def test_a_declared_limit_is_shown_by_a_writer_or_a_template(fmt, limit):
+    """Through the format's writer and every template: what happens to a value the limit names.
+
+    A wire limit: some source must refuse it or misread it. A response
+    template limit: the reader reads it back from every source, and some
+    response template does not.
+    """
+    arguments = trigger(fmt, limit)
+    calls = [("note", arguments)]
+    sources = [("the format's writer", fmt.write_call(ParsedToolCall("note", arguments)), None)]
+    sources += [(subject.name, render_wire(subject, calls), subject) for subject in subjects_of(fmt)]
+    exact, shown = f"read as {calls!r}", []
+    for source, wire, subject in sources:
+        def by_reader(wire=wire, subject=subject):
+            if subject is not None:
+                return read_wire(subject, wire)[0]
+            return [(e.call.name, e.call.arguments) for e in read_events(wire, fmt) if isinstance(e, ToolCallEvent)]
+
+        outcome = what_happens(by_reader)
+        print(f"\n{fmt.name}: {limit.description} {arguments!r} via {source}: reader {outcome}")
+        if limit.where == "wire":
+            shown.append(outcome != exact)
+            continue
+        assert outcome == exact  # the reader carries what only the response template cannot
+        readers = applicable_templates(subject) if subject else [("the format's", fmt.response_template)]
+        for label, template in readers:
+            fake = subject or Subject(None, fmt, "", fmt.string_arguments, "", "", ())
+            outcome = what_happens(lambda template=template: read_with_response_template(fake, template, wire, calls))
+            print(f"  response template ({label}): {outcome}")
+            shown.append(outcome != exact)
+    assert any(shown), "no writer or template shows this limit"
+
+
+# --- named cases: what the wire cannot carry, exactly ---------------------------------------------------
+
+
+def subject_named(name: str) -> Subject:
+    for subject in all_subjects():
+        if subject.name == name:
             return subject
     if not corpus.corpus_available():
         pytest.skip(corpus.missing_message())
-    raise LookupError(f"{name} is not among the {fmt} templates under test")
+    raise LookupError(f"{name} is not among the templates under test")
+
+
+def reader_calls(subject: Subject, calls: Calls):
+    wire = render_wire(subject, calls)
+    return wire, read_wire(subject, wire)[0]
 
 
 def test_llama31_refuses_a_second_call_in_one_turn():
-    subject = subject_named("llama3-json", "unsloth/Llama-3.1-8B-Instruct")
-    with pytest.raises(TemplateError, match=ONE_CALL_PER_TURN):
-        render_wire(subject, [("a", {}), ("b", {})])
+    with pytest.raises(TemplateError, match="^This model only supports single tool-calls at once!$"):
+        render_wire(subject_named("unsloth/Llama-3.1-8B-Instruct"), [("a", {}), ("b", {})])
 
 
 def test_gemma4_delimiter_inside_a_string_is_refused_not_misread():
-    """The template writes the delimiter unescaped; the call no longer parses and the marker is reported."""
-    subject = subject_named("gemma4", "google/gemma-4-E2B-it")
-    wire = render_wire(subject, [("note", {"text": 'say <|"|>hi'})])
-    assert wire == '<|tool_call>call:note{text:<|"|>say <|"|>hi<|"|>}<tool_call|>'
-    assert FORMATS["gemma4"].parser.scan(wire) == []
-    with pytest.raises(ValueError, match="left a tool call unread"):
-        assert_no_unparsed_markers(wire, [], FORMATS["gemma4"])
+    """The template writes the delimiter unescaped, so the last one opens a string that never closes."""
+    wire = render_wire(subject_named("google/gemma-4-E2B-it"), [("note", {"text": 'say <|"|>hi'})])
+    # The template ends a call turn with the token that opens the tool's reply.
+    assert wire == '<|tool_call>call:note{text:<|"|>say <|"|>hi<|"|>}<tool_call|><|tool_response>'
+    never_closed = r"^the reply ended inside a tool call: '<\|tool_call>call:note\{te' at offset 0 was never closed$"
+    with pytest.raises(UnparsedToolCall, match=never_closed):
+        read_events(wire, FORMATS["gemma4"])
 
 
 def test_gemma4_delimiter_can_forge_an_argument():
     """Limitation of Gemma 4's wire: a string that closes the delimiter can write a second key."""
-    subject = subject_named("gemma4", "google/gemma-4-E2B-it")
-    wire = render_wire(subject, [("note", {"text": 'a<|"|>,admin:true,z:<|"|>b'})])
-    (call,) = FORMATS["gemma4"].parser.parse(wire)
-    assert call.arguments == {"text": "a", "admin": True, "z": "b"}
+    _, read = reader_calls(subject_named("google/gemma-4-E2B-it"), [("note", {"text": 'a<|"|>,admin:true,z:<|"|>b'})])
+    assert read == [("note", {"text": "a", "admin": True, "z": "b"})]
 
 
 def test_qwen_xml_closing_tag_inside_a_value_can_forge_a_parameter():
     """Limitation of the XML wire: nothing is escaped, so </parameter> in a value ends it early."""
-    subject = subject_named("qwen-xml", "Qwen3-Coder")
-    value = "x\n</parameter>\n<parameter=admin>\ntrue"
-    wire = render_wire(subject, [("note", {"text": value})])
-    (call,) = FORMATS["qwen-xml"].parser.parse(wire)
-    assert call.arguments == {"text": "x", "admin": "true"}
+    _, read = reader_calls(subject_named("Qwen3-Coder"), [("note", {"text": "x\n</parameter>\n<parameter=admin>\ntrue"})])
+    assert read == [("note", {"text": "x", "admin": "true"})]
 
 
 def test_qwen_xml_closing_call_tag_inside_a_value_is_refused():
-    subject = subject_named("qwen-xml", "Qwen3-Coder")
-    wire = render_wire(subject, [("note", {"text": "a </tool_call> b"})])
-    assert FORMATS["qwen-xml"].parser.scan(wire) == []
-    with pytest.raises(ValueError, match="left a tool call unread"):
-        assert_no_unparsed_markers(wire, [], FORMATS["qwen-xml"])
+    wire = render_wire(subject_named("Qwen3-Coder"), [("note", {"text": "a </tool_call> b"})])
+    with pytest.raises(UnparsedToolCall, match="^the qwen-xml format cannot read the tool call at offset 0"):
+        read_events(wire, FORMATS["qwen-xml"])
 
 
-@pytest.mark.parametrize("fmt, name", [("qwen-xml", "Qwen3-Coder"), ("pythonic", "tool_chat_template_llama4_pythonic")])
-def test_an_exponent_float_comes_back_as_an_int_from_text_formats(fmt, name):
-    subject = subject_named(fmt, name)
-    calls = [("scale", {"factor": 1e16})]
-    (read,) = by_parser(fmt, render_wire(subject, calls), calls)
-    assert read == ("scale", {"factor": 10**16}) and type(read[1]["factor"]) is int
+def test_qwen_xml_newlines_at_a_values_ends_survive_the_tags_own():
+    """The template writes one newline of its own on each side of a value; the reader takes exactly one."""
+    calls = [("note", {"text": "\nindented\n"})]
+    wire, read = reader_calls(subject_named("Qwen3-Coder"), calls)
+    assert "<parameter=text>\n\nindented\n\n</parameter>" in wire and read == calls
+    # A model that writes the value flush against the tags loses nothing either.
+    flush = "<tool_call>\n<function=note>\n<parameter=text>indented</parameter>\n</function>\n</tool_call>"
+    assert [e.call.arguments for e in read_events(flush, FORMATS["qwen-xml"]) if isinstance(e, ToolCallEvent)] == [
+        {"text": "indented"}]
+
+
+_CANNOT_READ = "the pythonic format cannot read the tool call at offset 0 ('['): "
+_NEVER_CLOSED = "the reply ended inside a tool call: "
 
 
 @pytest.mark.parametrize(
-    "value, outcome",
+    ("value", "outcome"),
     [
-        ('say "hi"', "refused"),  # the quote ends the Python string: not a call
-        ("line\nbreak", "refused"),  # a raw newline inside "..." is a syntax error
-        ("nul\x00", "refused"),
-        ("back\\nslash", "line\nslash"),  # Python reads the escape: the value changes
+        ('say "hi"', _CANNOT_READ + "expected , or ) at offset 17"),  # the quote ends the string early
+        # A raw newline or CR ends a Python string literal, so the list never closes.
+        ("line\nbreak", _NEVER_CLOSED + "'[note(text=\"line\\nbreak\")' at offset 0 was never closed"),
+        ("cr\rhere", _CANNOT_READ),
+        ("nul\x00", _CANNOT_READ),
+        ("back\\nslash", {"text": "back\nslash"}),  # read as a Python escape: the value changes
     ],
 )
 def test_llama4_pythonic_pastes_strings_unescaped(value, outcome):
-    subject = subject_named("pythonic", "tool_chat_template_llama4_pythonic")
-    calls = [("note", {"text": value})]
-    wire = render_wire(subject, calls)
-    spans = FORMATS["pythonic"].parser.scan(wire)
-    if outcome == "refused":
-        assert spans == []
-        with pytest.raises(ValueError, match="left a tool call unread"):
-            assert_no_unparsed_markers(wire, spans, FORMATS["pythonic"])
+    wire = render_wire(subject_named("tool_chat_template_llama4_pythonic"), [("note", {"text": value})])
+    assert wire == f'[note(text="{value}")]'
+    if isinstance(outcome, str):
+        with pytest.raises(UnparsedToolCall) as refused:
+            read_events(wire, FORMATS["pythonic"])
+        assert str(refused.value).startswith(outcome), str(refused.value)
     else:
-        assert [span.call.arguments for span in spans] == [{"text": outcome.replace("line", "back")}]
+        assert [e.call.arguments for e in read_events(wire, FORMATS["pythonic"]) if isinstance(e, ToolCallEvent)] == [outcome]
 
 
-def test_llama4_pythonic_writes_lists_as_python_repr_text():
-    subject = subject_named("pythonic", "tool_chat_template_llama4_pythonic")
-    calls = [("tag", {"labels": ["a", "b"], "options": {"x": 1}})]
-    wire = render_wire(subject, calls)
-    assert wire == "[tag(labels=\"['a', 'b']\", options=\"{'x': 1}\")]"
-    (read,) = by_parser("pythonic", wire, calls)
-    assert read[1] == {"labels": "['a', 'b']", "options": "{'x': 1}"}  # text the schema cannot type
+def test_llama4_pythonic_writes_every_value_as_text():
+    subject = subject_named("tool_chat_template_llama4_pythonic")
+    calls = [("tag", {"labels": ["a", "b"], "options": {"x": 1}, "n": 3, "on": True, "off": None})]
+    wire, read = reader_calls(subject, calls)
+    assert wire == "[tag(labels=\"['a', 'b']\", options=\"{'x': 1}\", n=\"3\", on=\"True\", off=\"None\")]"
+    assert read == [("tag", {"labels": "['a', 'b']", "options": "{'x': 1}", "n": "3", "on": "True", "off": "None"})]
 
 
 def test_qwen3_coder_30b_writes_lists_as_python_repr():
     """Its published template runs lists and objects through |string, not |tojson."""
-    assert [s.template.name for s in subjects_of("qwen-xml") if s.python_containers] == [
-        "Qwen-Qwen3-Coder-30B-A3B-Instruct"
-    ]
-    subject = subject_named("qwen-xml", "Qwen-Qwen3-Coder-30B-A3B-Instruct")
-    calls = [("tag", {"labels": ["a", None]})]
-    wire = render_wire(subject, calls)
+    wire, read = reader_calls(subject_named("Qwen-Qwen3-Coder-30B-A3B-Instruct"), [("tag", {"labels": ["a", None]})])
     assert "<parameter=labels>\n['a', None]\n</parameter>" in wire
-    (read,) = by_parser("qwen-xml", wire, calls)
-    assert read[1] == {"labels": "['a', None]"}  # not JSON: the schema cannot type it
+    assert read == [("tag", {"labels": "['a', None]"})]  # not JSON: no schema can type it
+    _, other = reader_calls(subject_named("Qwen3-Coder"), [("tag", {"labels": ["a", None]})])
+    assert other == [("tag", {"labels": '["a", null]'})]  # the other Qwen3-Coder templates write JSON
 
 
-def test_pythonic_keyword_name_is_not_a_call():
-    subject = subject_named("pythonic", "tool_chat_template_llama4_pythonic")
-    wire = render_wire(subject, [("class", {"def": "x"})])
-    assert FORMATS["pythonic"].parser.scan(wire) == []
+@pytest.mark.parametrize("name", ["Qwen3-Coder", "tool_chat_template_llama4_pythonic"])
+def test_an_exponent_float_written_as_text_is_typed_back_as_an_int(name):
+    calls = [("scale", {"factor": 1e16})]
+    _, read = reader_calls(subject_named(name), calls)
+    assert read == [("scale", {"factor": "1e+16"})]
+    typed = coerce_arguments(read[0][1], tool_schemas(calls)[0]["function"]["parameters"])
+    assert typed == {"factor": 10**16} and type(typed["factor"]) is int
 
 
-def read_note_both_ways(fmt: str, value: str):
-    """A one-call turn with value as its text, read by the parser and by the response template.
+@st.composite
+def typed_scalars(draw):
+    kind = draw(st.sampled_from(["integer", "number", "boolean", "null"]))
+    value = {"integer": st.integers(-(2**63), 2**63), "number": st.floats(allow_nan=False, allow_infinity=False),
+             "boolean": st.booleans(), "null": st.none()}[kind]
+    return draw(value)
 
-    A response template's ValueError comes back as its text, so the caller can
-    assert it did not return the call.
+
+def text_valued_subjects() -> list[Subject]:
+    return [subject for subject in all_subjects() if subject.text_valued]
+
+
+@settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
+@given(value=typed_scalars())
+def test_values_a_text_wire_writes_as_text_are_typed_back_by_the_schema(value):
+    """What qwen-xml's and Llama 4's wires cannot carry typed comes back as text the schema types exactly.
+
+    Except a whole float written with an exponent (1e+16), which the schema's
+    ``number`` reads as an int (test_an_exponent_float_written_as_text_is_typed_back_as_an_int).
     """
-    subject = subjects_of(fmt)[0]
+    calls = [("scalar", {"value": value})]
+    for subject in text_valued_subjects():
+        wire, read = reader_calls(subject, calls)
+        note(f"{subject.name}: {wire!r}")
+        assert read[0][1]["value"] in {json.dumps(value), str(value)}
+        typed = coerce_arguments(read[0][1], tool_schemas(calls)[0]["function"]["parameters"])
+        if isinstance(value, float) and value.is_integer() and "e" in str(value):
+            assert typed == {"value": int(value)}
+        else:
+            assert same_calls([("scalar", typed)], calls), typed
+
+
+@pytest.mark.parametrize(
+    ("subject_name", "value"),
+    [("Qwen/Qwen3-0.6B", "a </tool_call> b"), ("mistralai-Mistral-Nemo-Instruct-2407", "a </s> b"),
+     ("unsloth/Llama-3.1-8B-Instruct", "a }; b"), ("google/gemma-4-E2B-it", "a <tool_call|> b")],
+)
+def test_response_templates_cannot_read_a_closer_inside_a_string(subject_name, value):
+    """The reader reads the call; the response template's region ends inside the string."""
+    subject = subject_named(subject_name)
     calls = [("note", {"text": value})]
-    wire = render_wire(subject, calls)
-    try:
-        template_read = by_response_template(response_templates(subject, wire)[0], fmt, wire, calls)
-    except ValueError as error:
-        template_read = f"{type(error).__name__}: {error}"
-    return by_parser(fmt, wire, calls), template_read, calls
+    wire, read = reader_calls(subject, calls)
+    assert read == calls
+    for _, template in applicable_templates(subject):
+        assert what_happens(lambda: read_with_response_template(subject, template, wire, calls)) != f"read as {calls!r}"
 
 
-@pytest.mark.parametrize(
-    "fmt, value",
-    [
-        ("hermes", "a </tool_call> b"),
-        ("mistral", "a </s> b"),
-        ("llama3-json", "a }; b"),
-        ("gemma4", "a <tool_call|> b"),
-        ("pythonic", "see (below)"),
-    ],
-)
-def test_response_templates_cannot_read_a_closer_inside_a_string(fmt, value):
-    """The parser reads the call; the response template's region ends inside the string."""
-    parser_read, template_read, calls = read_note_both_ways(fmt, value)
-    assert parser_read == calls
-    assert template_read != calls
-
-
-def test_gemma4_variants_write_null_differently():
-    assert not subject_named("gemma4", "google/gemma-4-E2B-it").writes_python_none
-    assert subject_named("gemma4", "gemma4").writes_python_none
-
-
-@pytest.mark.parametrize(
-    "fmt, value",
-    [
-        ("gemma4", "bell\x01"),  # \x01 and \x02 are the dialect's own sentinels
-        ("pythonic", "tab\there"),  # a raw control character is not JSON
-        ("pythonic", "it's 'quoted'"),  # ' is one of the dialect's string delimiters
-    ],
-)
-def test_response_template_json_dialect_limits(fmt, value):
-    parser_read, template_read, calls = read_note_both_ways(fmt, value)
-    assert parser_read == calls
-    assert template_read != calls
-
-
-def test_gemma4_response_template_refuses_the_none_its_template_writes():
-    subject = subject_named("gemma4", "gemma4")
+@pytest.mark.parametrize("name", ["gemma4", "google-gemma-4-31B-it-interleaved"])
+def test_gemma4_variants_that_write_none_are_refused_by_the_response_template(name):
+    subject = subject_named(name)
     calls = [("lookup", {"since": None})]
-    wire = render_wire(subject, calls)
+    wire, read = reader_calls(subject, calls)
     assert wire == "<|tool_call>call:lookup{since:None}<tool_call|>"
-    assert by_parser("gemma4", wire, calls) == calls
-    for template in response_templates(subject, wire):
-        with pytest.raises(ValueError):
-            by_response_template(template, "gemma4", wire, calls)
+    assert read == calls
+    (label, template), = applicable_templates(subject)
+    with pytest.raises(ValueError):
+        read_with_response_template(subject, template, wire, calls)
+    assert render_wire(subject_named("google/gemma-4-E2B-it"), calls) == (
+        "<|tool_call>call:lookup{since:null}<tool_call|><|tool_response>"
+    )
+
+
+@pytest.mark.parametrize("value", ["bell\x01", "two\x02"])
+def test_gemma4_response_template_json_dialect_reserves_two_characters(value):
+    subject = subject_named("google/gemma-4-E2B-it")
+    calls = [("note", {"text": value})]
+    wire, read = reader_calls(subject, calls)
+    assert read == calls
+    for _, template in applicable_templates(subject):
+        assert what_happens(lambda: read_with_response_template(subject, template, wire, calls)) != f"read as {calls!r}"
 
 
 def test_floats_keep_their_value_through_json_templates():
     """tojson writes repr(float), which reads back bit-for-bit; checked on awkward values."""
-    subject = subject_named("hermes", "Qwen/Qwen3-0.6B")
     awkward = [0.1, -0.0, 5e-324, 1.7976931348623157e308, 1e16, 2.5e-08]
-    calls = [("f", {"x": awkward})]
-    (read,) = by_parser("hermes", render_wire(subject, calls), calls)
-    assert [math.copysign(1, v) for v in read[1]["x"]] == [math.copysign(1, v) for v in awkward]
-    assert read[1]["x"] == awkward
-    assert json.dumps(read[1]["x"]) == json.dumps(awkward)
+    _, read = reader_calls(subject_named("Qwen/Qwen3-0.6B"), [("f", {"x": awkward})])
+    got = read[0][1]["x"]
+    assert [math.copysign(1, v) for v in got] == [math.copysign(1, v) for v in awkward]
+    assert got == awkward and json.dumps(got) == json.dumps(awkward)

@@ -9,9 +9,11 @@ means writing its module and naming it in ``_MODULES``; the registry test
 from __future__ import annotations
 
 from templatestudio.formats import fenced_json, gemma4, hermes, llama3_json, mistral, pythonic, qwen_xml
+from templatestudio.formats import deepseek_dsml, deepseek_v3, deepseek_v31, kimi_k2
 from templatestudio.formats.base import Format
 
-_MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythonic)
+_MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythonic,
+            deepseek_v3, deepseek_v31, deepseek_dsml, kimi_k2)
 
 FORMATS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _MODULES}
 

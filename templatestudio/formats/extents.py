@@ -20,13 +20,36 @@ import re
 
 from templatestudio.formats.base import Extent
 
-# The body of a JSON string from just past its opening quote: runs of plain
-# characters or escape pairs, possessive so it never backtracks.
-_JSON_STRING_BODY = re.compile(r'(?:[^"\\]++|\\.)*+', re.S)
 _PY_STRING_BODY = {
     "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
     '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.S),
 }
+
+
+def json_string_end(buffer: str, position: int) -> int:
+    """Past the closing quote of the JSON string whose body starts at position, or -1 while open.
+
+    ``str.find`` jumps from quote to quote at C speed; only the backslashes
+    right before a quote are counted, to tell an escaped quote from the end.
+    """
+    while True:
+        quote = buffer.find('"', position)
+        if quote == -1:
+            return -1
+        back = quote - 1
+        while back >= position and buffer[back] == "\\":
+            back -= 1
+        if (quote - 1 - back) % 2 == 0:
+            return quote + 1
+        position = quote + 1
+
+
+def _resume_point(buffer: str, position: int) -> int:
+    """Where to search again in an open string: before any backslashes the buffer ends with."""
+    end = len(buffer)
+    while end > position and buffer[end - 1] == "\\":
+        end -= 1
+    return end
 
 
 class TagExtent(Extent):
@@ -64,14 +87,14 @@ class TagExtent(Extent):
             while True:
                 if self.in_string:
                     if self.strings == "json":
-                        end = _JSON_STRING_BODY.match(buffer, position).end()
-                        if end >= len(buffer) or buffer[end] != '"':
-                            self.examined += end - position
-                            # The string is still open (or a lone backslash waits for its pair).
-                            position = end
+                        end = json_string_end(buffer, position)
+                        if end == -1:
+                            resume = _resume_point(buffer, position)
+                            self.examined += resume - position
+                            position = resume
                             return None
-                        self.examined += end + 1 - position
-                        position = end + 1
+                        self.examined += end - position
+                        position = end
                     else:
                         end = buffer.find(self._delimiter, position)
                         if end == -1:
@@ -132,8 +155,10 @@ class ValueExtent(Extent):
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
         """(index, closed): just past the string, or where to resume while it is open."""
-        body = _JSON_STRING_BODY if self._quotes == '"' else _PY_STRING_BODY[self.quote]
-        end = body.match(buffer, position).end()
+        if self._quotes == '"':
+            end = json_string_end(buffer, position)
+            return (_resume_point(buffer, position), False) if end == -1 else (end, True)
+        end = _PY_STRING_BODY[self.quote].match(buffer, position).end()
         if end >= len(buffer) or buffer[end] == "\\":  # open, or a lone backslash awaiting its pair
             return end, False
         # Past the closing quote; a newline (which ends no string) breaks the
@@ -146,7 +171,7 @@ class ValueExtent(Extent):
             for unit in units:
                 if buffer.startswith(unit, at):
                     return kind, at + len(unit)
-                if not final and unit.startswith(buffer[at:]):
+                if not final and len(buffer) - at < len(unit) and unit.startswith(buffer[at : at + len(unit)]):
                     return "wait", at
         return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
 

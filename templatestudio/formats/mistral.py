@@ -96,7 +96,9 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{MARKER}{call.name}{ARGS}{json.dumps(call.arguments, ensure_ascii=False)}"
 
 
-_NAME_CHAR = chars(r"[A-Za-z0-9_.\-]")
+# Any word character right after the token opens a call (a name the reader
+# cannot take, such as "Å" or "get weather", is refused, not shown).
+_NAME_CHAR = chars(r"[\w.\-]")
 OPENER = Opener(
     MARKER,
     opener_pattern(

@@ -32,7 +32,8 @@ MAX_NESTING = 100
 _SPACE = re.compile(r"[ \t\r\n]*")
 _NAME = re.compile(r"[^\W0-9][\w.]*")
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
-_STRING = re.compile(r"""'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*\"""", re.S)
+# Possessive: a long string is crossed at C speed, never backtracked through.
+_STRING = re.compile(r"""'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+\"""", re.S)
 _WORDS = {"True": True, "False": False, "None": None}
 
 

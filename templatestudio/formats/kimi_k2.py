@@ -1,0 +1,138 @@
+"""Kimi K2: ``<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{…}<|tool_call_end|>``.
+
+The calls of one turn sit between ``<|tool_calls_section_begin|>`` and
+``<|tool_calls_section_end|>``. Each call's id is ``functions.NAME:IDX``
+(IDX counts the calls of the turn from 0): the id comes back on the call's
+span, and the call's name is NAME, the text between ``functions.`` and the
+last ``:``. Sources: the corpus template ``moonshotai-Kimi-K2`` (Kimi K2
+Instruct); ``Kimi-K2-Thinking`` writes the same calls after a
+``<think>…</think>`` block (its template needs a mutable Jinja sandbox, so
+the probe cannot render it).
+
+Read: several calls in one section, whitespace between the tokens and
+around the id and the JSON (Moonshot's own examples put spaces there), an
+empty section (no calls), text before the section. Refused: an id without
+the ``functions.`` prefix or the ``:IDX`` suffix (IDX ASCII digits only),
+an empty name or one holding whitespace, arguments that are not a JSON
+object (the template double-encodes string arguments as a JSON string;
+the model never writes that), a section that never closes.
+Reasoning: Kimi K2 Thinking's ``<think>…</think>`` at the start of the reply.
+
+Not handled: a lone ``<|tool_call_begin|>`` outside a section (no Kimi
+template writes one; it stays text).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from templatestudio.calls import ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.jsonbody import skip_space
+from templatestudio.formats.sections import expect, json_object_at, read_section
+from templatestudio.resumable_match import either, literal
+
+SECTION, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
+CALL, ARGUMENTS, CALL_END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+_ID = re.compile(r"[^ \t\n\r<]+")
+_PARTS = re.compile(r"functions\.(.+):([0-9]+)")
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|im_assistant|>assistant<|im_middle|>",
+    "fields": {
+        "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"(?:<\|tool_calls_section_begin\|>\s*)?<\|tool_call_begin\|>\s*"
+                            r"(?P<id>functions\.(?P<name>[^\s<]+):[0-9]+)\s*<\|tool_call_argument_begin\|>",
+            "close_pattern": r"<\|tool_call_end\|>(?:\s*<\|tool_calls_section_end\|>)?",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "id": "{id}", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": "<|im_end|>", "content": "text"},
+    },
+}
+
+
+def _read_call(region: str, index: int) -> tuple[ParsedToolCall, str, int]:
+    start = skip_space(region, index)
+    found = _ID.match(region, start)
+    if found is None:
+        raise CallSyntaxError(f"no call id after {CALL}, at offset {start}")
+    parts = _PARTS.fullmatch(found.group())
+    if parts is None:
+        raise CallSyntaxError(f"the call id {found.group()!r} is not functions.NAME:IDX")
+    name = parts.group(1)
+    position = expect(region, found.end(), ARGUMENTS, f"after the call id {found.group()!r}")
+    arguments, position = json_object_at(region, position, name)
+    position = expect(region, position, CALL_END, "after the arguments")
+    return ParsedToolCall(name, arguments), found.group(), position
+
+
+def read_region(region: str, opener: Opener):
+    return read_section(region, SECTION, SECTION_END, CALL, _read_call)
+
+
+def write_call(call: ParsedToolCall) -> str:
+    body = json.dumps(call.arguments, ensure_ascii=False)
+    return f"{SECTION}{CALL}functions.{call.name}:0{ARGUMENTS}{body}{CALL_END}{SECTION_END}"
+
+
+OPENER = Opener(
+    SECTION,
+    opener_pattern(SECTION, SPACES, either(literal(CALL), literal(SECTION_END))),
+    lambda: TagExtent(len(SECTION), SECTION_END, "json"),
+)
+
+_ARGS = '{"base": "EUR", "quote": "JPY"}'
+_ONE = f"{CALL}functions.get_exchange_rate:0{ARGUMENTS}{_ARGS}{CALL_END}"
+CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+
+FORMAT = Format(
+    name="kimi-k2",
+    description="<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...} in a calls section (Kimi K2)",
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=(SECTION_END, CALL_END),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=("<think>", "</think>"),
+    samples=(
+        Sample(f"{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,), ids=("functions.get_exchange_rate:0",),
+               source="moonshotai-Kimi-K2's template"),
+        Sample(f"<think>Two lookups.</think>{SECTION}{_ONE}{CALL}functions.ping:1{ARGUMENTS}{{}}{CALL_END}{SECTION_END}",
+               (CALL_SAMPLE, ParsedToolCall("ping", {})), ids=("functions.get_exchange_rate:0", "functions.ping:1"),
+               source="Kimi K2 Thinking: reasoning, then two calls"),
+        Sample(f"Let me check. {SECTION} {CALL} functions.get_exchange_rate:0 {ARGUMENTS} {_ARGS} {CALL_END} "
+               f"{SECTION_END}", (CALL_SAMPLE,), ids=("functions.get_exchange_rate:0",),
+               source="spaces between the tokens, as Moonshot's examples write them"),
+        Sample(f"{SECTION}{CALL}functions.db.query:12{ARGUMENTS}{{\"sql\": \"select 1\"}}{CALL_END}{SECTION_END}",
+               (ParsedToolCall("db.query", {"sql": "select 1"}),), ids=("functions.db.query:12",),
+               source="a dotted name and a two-digit index"),
+    ),
+    near_misses=(
+        NearMiss(f"{SECTION}{CALL}functions.get_exch", True, "cut inside the id"),
+        NearMiss(f"{SECTION}{_ONE}", True, "the section never closes"),
+        NearMiss(f"{SECTION}{CALL}get_exchange_rate:0{ARGUMENTS}{_ARGS}{CALL_END}{SECTION_END}", True,
+                 "an id without functions."),
+        NearMiss(f"{SECTION}{CALL}functions.get_exchange_rate{ARGUMENTS}{_ARGS}{CALL_END}{SECTION_END}", True,
+                 "an id without :IDX"),
+        NearMiss(f"{SECTION}{CALL}functions.get_exchange_rate:٠{ARGUMENTS}{_ARGS}{CALL_END}{SECTION_END}", True,
+                 "an index in Arabic-Indic digits"),
+        NearMiss(f'{SECTION}{CALL}functions.a:0{ARGUMENTS}"{{}}"{CALL_END}{SECTION_END}', True,
+                 "arguments written as a JSON string"),
+        NearMiss(f"Kimi opens its calls with {SECTION} and closes them with {SECTION_END}.", False,
+                 "prose naming the tokens"),
+    ),
+    wire_limits=(
+        WireLimit(f"a string holding {CALL_END}: the response template closes the call at the first one",
+                  lambda arguments: any_string(arguments, lambda s: CALL_END in s), where="response template"),
+    ),
+    corpus_labels=("other:kimi",),
+)

@@ -1,0 +1,285 @@
+"""What the vLLM plugin does, without vLLM: detection, the answer for a reply, streaming, leaks.
+
+``templatestudio.integrations.vllm`` wraps these in vLLM's ``ToolParser``
+types; everything that decides an answer lives here, so it can be run and
+shown (notebook 19) where vLLM is not installed.
+
+- ``detect_served_format(tokenizer)``: the format the tokenizer's chat
+  template writes, probed once per template and logged; ``NoToolCallFormat``
+  with one message for the server log when there is none. The probe runs
+  in-process, not sandboxed: the server renders the same template
+  in-process for every request anyway.
+- ``read_reply(text, fmt)``: (content, calls) for a whole reply, read by
+  ``templatestudio.reader.read_tool_calls``; ``ReplyStream`` gives the same
+  answer for the reply fed in pieces, through one ``ToolCallStream``.
+- Content is the reply less its calls. Reasoning is not split off here
+  (that is vLLM's ``--reasoning-parser``'s job): a thinking block stays in
+  the content with its tags, and a call written inside it is reasoning,
+  not a call. A reply without calls comes back as exactly its text.
+- ``leak(error, fmt, strict)``: the policy for a reply the reader refuses
+  (a marker it did not consume, a call cut short). By default a warning
+  naming the marker and offset, and the caller returns the text unchanged
+  as content; with ``TEMPLATESTUDIO_VLLM_STRICT=1``, ``LeakedToolCall``.
+
+Not handled: a prompt that opened the thinking block itself (DeepSeek-R1
+style templates): without a reasoning parser its text is read as
+ordinary reply text.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+
+from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
+from templatestudio.reader import read_tool_calls
+from templatestudio.stream import ReasoningDelta, ToolCallEvent, ToolCallStream
+
+__all__ = [
+    "STRICT_VARIABLE",
+    "DetectedFormat",
+    "LeakedToolCall",
+    "ReplyStream",
+    "detect_served_format",
+    "leak",
+    "read_reply",
+    "strict_from_environment",
+]
+
+STRICT_VARIABLE = "TEMPLATESTUDIO_VLLM_STRICT"
+# A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
+logger = logging.getLogger("vllm.templatestudio")
+
+Calls = list[tuple[ParsedToolCall, "str | None"]]  # each call with the id the reply wrote, if any
+
+
+class LeakedToolCall(ValueError):
+    """Strict mode: the reply holds a tool call the reader could not read."""
+
+
+@dataclass(frozen=True)
+class DetectedFormat:
+    """What the probe of the served template found."""
+
+    model: str
+    format: object  # a templatestudio Format
+    text_values: tuple[str, ...]  # probe arguments the template writes as text, not typed
+    call_shape: str | None  # the assistant call message the template accepted
+    ships_response_template: bool
+
+    @property
+    def nine_char_ids(self) -> bool:
+        """The template renders a call only with a 9-character id (Mistral's rule)."""
+        return bool(self.call_shape and "9-char id" in self.call_shape)
+
+    def describe(self) -> str:
+        """The line the plugin logs at start-up."""
+        if self.text_values:
+            arguments = f"values of {', '.join(self.text_values)} written as text"
+        else:
+            arguments = "typed as written"
+        return (
+            f"templatestudio: {self.model} writes tool calls in the {self.format.name} format "
+            f"({self.format.description}); arguments {arguments}; "
+            f"call turns rendered with {self.call_shape}"
+        )
+
+
+_detected: dict[tuple[str, str], DetectedFormat] = {}
+
+
+def detect_served_format(tokenizer) -> DetectedFormat:
+    """The format the tokenizer's chat template writes; the one place the plugin calls the detector."""
+    from templatestudio.detect import detect_format
+    from templatestudio.probe import TemplateProbeError, probe_template
+
+    name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    template = getattr(tokenizer, "chat_template", None)
+    key = (name, template if isinstance(template, str) else repr(template))
+    if key in _detected:
+        return _detected[key]
+    ships = getattr(tokenizer, "response_template", None) is not None
+    by_hand = "choose vLLM's --tool-call-parser for this model by hand"
+    if ships:
+        by_hand += ", or --tool-call-parser hf to read the response template it ships"
+    if template is None:
+        raise NoToolCallFormat(f"templatestudio: {name} has no chat template to read a format from; {by_hand}")
+    try:
+        fmt = detect_format(tokenizer, deadline=None)
+    except TemplateProbeError as error:
+        raise NoToolCallFormat(
+            f"templatestudio: the chat template of {name} cannot render a tool call "
+            f"({error.template_error}); {by_hand}"
+        ) from None
+    except NoToolCallFormat as error:  # AmbiguousFormat: two formats read the probe back
+        raise NoToolCallFormat(f"templatestudio: {error}; {by_hand}") from None
+    probe = probe_template(tokenizer)  # cached: the probe detect_format just ran
+    if fmt is None:
+        raise NoToolCallFormat(
+            f"templatestudio: the chat template of {name} writes no tool-call format "
+            f"templatestudio reads ({probe.reason}); {by_hand}"
+        )
+    found = DetectedFormat(name, fmt, tuple(probe.text_values), probe.shape, ships)
+    _detected[key] = found
+    logger.info("%s", found.describe())
+    return found
+
+
+_TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
+
+
+def strict_from_environment(environ=os.environ) -> bool:
+    """Whether TEMPLATESTUDIO_VLLM_STRICT asks leaks to fail the request."""
+    value = environ.get(STRICT_VARIABLE, "").strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ValueError(f"{STRICT_VARIABLE} must be 1 (fail on leaks) or 0 (the default), got {value!r}")
+
+
+def leak(error: Exception, fmt, strict: bool) -> None:
+    """Warn (the caller then returns the text as content), or raise LeakedToolCall when strict."""
+    if strict:
+        raise LeakedToolCall(
+            f"templatestudio ({STRICT_VARIABLE}=1): the reply holds a tool call the "
+            f"{fmt.name} reader could not read: {error}"
+        ) from None
+    logger.warning("templatestudio: %s; the reply is returned as content, unchanged", error)
+
+
+class ReplyContent:
+    """Builds a reply's content from its events, and collects its calls.
+
+    Reasoning blocks only open a reply (before any call or visible text), so
+    while the reply is still opening the raw text is walked beside the
+    events: that puts each tag back where it stood, even between two blocks
+    the events merged into one delta.
+    """
+
+    def __init__(self, reasoning: tuple[str, str] | None) -> None:
+        self.reasoning = reasoning
+        self.opening = reasoning is not None  # no call or visible text yet: reasoning may come
+        self.position = 0  # raw-text offset the content has reached, while opening
+        self.in_block = False
+
+    def add(self, events, text: str) -> tuple[str, Calls]:
+        """(content, calls) for the next events; text is the reply so far."""
+        pieces, calls = [], []
+        for event in events:
+            if isinstance(event, ReasoningDelta) and self.opening:
+                pieces.append(self._reasoning(event.text, text))
+                continue
+            if self.in_block:
+                pieces.append(self._close())
+            if isinstance(event, ToolCallEvent):
+                calls.append((event.call, event.id))
+                self.opening = False
+            else:
+                pieces.append(event.text)
+                self.position += len(event.text)
+                self.opening = self.opening and not event.text.strip()
+        return "".join(pieces), calls
+
+    def _reasoning(self, piece: str, text: str) -> str:
+        opener, closer = self.reasoning
+        out = []
+        while piece:
+            if not self.in_block:  # the engine opens a block only where its opener stands
+                out.append(opener)
+                self.position += len(opener)
+                self.in_block = True
+            end = text.find(closer, self.position)
+            room = (len(text) if end == -1 else end) - self.position
+            taken, piece = piece[:room], piece[room:]
+            out.append(taken)
+            self.position += len(taken)
+            if piece:  # this block closed and the next opened right after it
+                out.append(self._close())
+        return "".join(out)
+
+    def _close(self) -> str:
+        self.in_block = False
+        self.position += len(self.reasoning[1])
+        return self.reasoning[1]
+
+    def finish(self, text: str) -> str:
+        """The closing tag, when the reply ends right after it (no event followed to show it)."""
+        if self.in_block and text.startswith(self.reasoning[1], self.position):
+            return self._close()
+        return ""
+
+    def unsent(self, text: str, settled: int) -> str:
+        """After a leak: the text not sent yet, given the offset the stream had settled."""
+        return text[self.position :] if self.opening else text[settled:]
+
+
+def read_reply(text: str, fmt) -> tuple[str, Calls]:
+    """(content, calls) of a whole reply; raises UnparsedToolCall where the reader does."""
+    # reasoning_open=False: a reasoning parser has already taken any block the
+    # prompt opened, and without one that block's text is plain content.
+    reply = read_tool_calls(text, fmt, reasoning_open=False)
+    content = ReplyContent(fmt.reasoning)
+    body, calls = content.add(reply.events, text)
+    return body + content.finish(text), calls
+
+
+def _offset(stream: ToolCallStream) -> int:
+    """Reply offset of the first character the stream has not settled into events.
+
+    TEMPORARY: reaches into the stream until ToolCallStream exposes ``offset``.
+    """
+    offset = getattr(stream, "offset", None)
+    return offset if isinstance(offset, int) else stream._machine.offset
+
+
+class ReplyStream:
+    """One reply fed in pieces: each feed gives (content, calls) to send now.
+
+    After a refused reply the leak policy runs once (raising when strict);
+    the text not yet sent then goes out as content, and so does everything
+    fed after it. ``settled`` is the stream's offset after the last feed
+    that returned: every character before it was sent, as content or inside
+    a call, and the events of a feed that raised were never sent, so nothing
+    is lost. Calls sent before a leak stay sent.
+    """
+
+    def __init__(self, fmt, *, strict: bool = False) -> None:
+        self.format, self.strict = fmt, strict
+        self.stream = ToolCallStream(fmt)
+        self.content = ReplyContent(fmt.reasoning)
+        self.text = ""
+        self.settled = 0
+        self.leaked = False
+        self.closed = False
+
+    def feed(self, delta: str) -> tuple[str, Calls]:
+        self.text += delta
+        if self.leaked:
+            return delta, []
+        try:
+            events = self.stream.feed(delta)
+        except UnparsedToolCall as error:
+            return self._leak(error), []
+        self.settled = _offset(self.stream)
+        return self.content.add(events, self.text)
+
+    def close(self) -> tuple[str, Calls]:
+        if self.leaked or self.closed:
+            return "", []
+        self.closed = True
+        try:
+            events = self.stream.close()
+        except UnparsedToolCall as error:
+            return self._leak(error), []
+        self.settled = len(self.text)
+        body, calls = self.content.add(events, self.text)
+        return body + self.content.finish(self.text), calls
+
+    def _leak(self, error: Exception) -> str:
+        leak(error, self.format, self.strict)
+        self.leaked = True
+        rest = self.content.unsent(self.text, self.settled)
+        self.settled = len(self.text)
+        return rest

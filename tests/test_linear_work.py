@@ -1,0 +1,167 @@
+"""Reading costs grow linearly with the reply, for every reader and every chunking.
+
+Two measures, because each misses what the other sees:
+
+- work: ``Machine.examined`` (``ToolCallStream.chars_examined``), the
+  characters the machine searched, scanned or crossed. From 25 KB to 400 KB
+  (16 times the text) it may grow at most 16 x 1.3 times. It is exact and
+  noise-free, but it counts only what the machine chooses to count.
+- wall time: best of three ``perf_counter`` runs. From 100 KB to 400 KB it
+  may grow at most 6 times (linear is 4). This catches work the counter
+  cannot see: string slicing and concatenation, a reader re-parsing a
+  region, Python-level loops in a format's reader.
+
+The cases are issue 11's (many pythonic calls in one list, qwen-xml
+openers sharing one closer, prose fed a character at a time, a held
+opening) and, from the registry, for every format: many small calls, one
+huge argument, every opener's literal and every sample's opening repeated,
+and every opening held open by a long run. Each is read by its own
+format's machine and by the record machine behind ``find_call_markers``,
+which runs every format's reader over the text and does not stop at a
+refusal; the format-free cases are read by every format.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.engine import Machine
+from templatestudio.formats import FORMATS
+from templatestudio.leaks import find_call_markers
+from templatestudio.resumable_match import MATCHED, MORE
+
+SIZES = (25_000, 100_000, 400_000)
+WORK_GROWTH = 16 * 1.3
+TIME_GROWTH = 6.0
+TOO_FAST_TO_TIME = 0.02  # seconds at 400 KB: an early refusal, constant time
+PROSE = " ".join(
+    answer["text"]
+    for answer in json.loads((Path(__file__).parent / "fixtures" / "prose_answers.json").read_text(encoding="utf-8"))["answers"]
+    if answer["topic"] != "quotes-call-syntax"
+)
+
+
+def repeat(unit: str, size: int, tail: str = "") -> str:
+    return unit * max(1, size // len(unit)) + tail
+
+
+def read(fmt, text: str, chunk: int | None) -> int:
+    """Feed text to a machine (fmt None: the recording one) in chunks; return its work."""
+    machine = Machine(fmt, record=fmt is None)
+    step = chunk or len(text) or 1
+    try:
+        for start in range(0, len(text), step):
+            machine.feed(text[start : start + step])
+        machine.close()
+    except UnparsedToolCall:
+        pass  # a refusal is a documented answer; only its cost is measured here
+    return machine.examined
+
+
+# --- the cases, from the registry -------------------------------------------------------------
+
+
+def openings() -> list[str]:
+    """The text from each sample's marker to where its opening pattern matched."""
+    found = []
+    for fmt in FORMATS.values():
+        for sample in fmt.samples:
+            for marker in find_call_markers(sample.text):
+                for opener in FORMATS[marker.formats[0]].openers:
+                    verdict, end = opener.automaton.scan().feed(sample.text, marker.offset)
+                    if opener.literal == marker.text and verdict == MATCHED:
+                        found.append(sample.text[marker.offset : end])
+                        break
+    return list(dict.fromkeys(found))
+
+
+def held_openings() -> list[tuple[str, str]]:
+    """(format, literal + run) for each opener that a long run of one character keeps undecided."""
+    held = []
+    for fmt in FORMATS.values():
+        for opener in fmt.openers:
+            for char in "a_ \n":
+                if opener.automaton.scan().feed(opener.literal + char * 64)[0] == MORE:
+                    held.append((fmt.name, opener.literal + char))
+                    break
+    return held
+
+
+SMALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+
+# name -> (format names that read it, chunk size or None for one feed, builder of a text of about n characters)
+CASES: dict[str, tuple[tuple[str | None, ...], int | None, object]] = {
+    "pythonic: many calls in one list": (
+        (*FORMATS, None), None, lambda n: "[" + repeat("f(a=1), ", n) + "f(a=1)]"),
+    "qwen-xml: many openers sharing one </parameter>": (
+        (*FORMATS, None), None,
+        lambda n: repeat("<tool_call>\n<function=f>\n<parameter=a>\n", n, "</parameter>\n</function>\n</tool_call>")),
+    "prose, one character at a time": ((*FORMATS, None), 1, lambda n: repeat(PROSE + " ", n)),
+    "prose, whole": ((*FORMATS, None), None, lambda n: repeat(PROSE + " ", n)),
+    "held '<tool_call>' + spaces, 256-char chunks": ((*FORMATS, None), 256, lambda n: "<tool_call>" + " " * n),
+}
+for _fmt in FORMATS.values():
+    _small, _huge = _fmt.write_call(SMALL), _fmt.write_call(ParsedToolCall("write_note", {"text": "x" * 1000}))
+    CASES[f"{_fmt.name}: many small calls"] = ((_fmt.name, None), None, lambda n, s=_small: repeat(s + "\n", n))
+    CASES[f"{_fmt.name}: one huge argument"] = (
+        (_fmt.name, None), 4096, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
+    # A string that ends, chunk after chunk, in a run of backslashes: where
+    # the reader must not walk back over the run on every chunk.
+    CASES[f"{_fmt.name}: one huge argument of backslashes, 256-char chunks"] = (
+        (_fmt.name, None), 256, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "\\" * (n // 2)})))
+for _literal in sorted({o.literal for f in FORMATS.values() for o in f.openers} | set(openings())):
+    _owners = tuple(f.name for f in FORMATS.values() if any(_literal.startswith(o.literal) for o in f.openers))
+    CASES[f"repeated {_literal!r}"] = ((*_owners, None), None, lambda n, u=_literal: repeat(u, n))
+for _name, _start in held_openings():
+    CASES[f"held {_start[:-1]!r} + {_start[-1]!r} run, 256-char chunks"] = (
+        (_name, None), 256, lambda n, s=_start: s[:-1] + s[-1] * n)
+
+RUNS = [(case, reader) for case, (readers, _, _) in CASES.items() for reader in readers]
+RUN_IDS = [f"{case} | {reader or 'leak survey'}" for case, reader in RUNS]
+
+
+def fmt_of(reader: str | None):
+    return FORMATS[reader] if reader is not None else None
+
+
+@pytest.mark.parametrize(("case", "reader"), RUNS, ids=RUN_IDS)
+def test_work_and_wall_time_grow_linearly(case, reader):
+    _, chunk, build = CASES[case]
+    fmt = fmt_of(reader)
+    texts = {size: build(size) for size in SIZES}
+    work = {size: read(fmt, texts[size], chunk) for size in SIZES}
+    growth = work[SIZES[-1]] / max(work[SIZES[0]], 1)
+    length_growth = len(texts[SIZES[-1]]) / len(texts[SIZES[0]])
+    assert growth <= WORK_GROWTH * length_growth / 16, (
+        f"work grew {growth:.1f}x for {length_growth:.0f}x the text: {work}"
+    )
+    # Best of three, but stop as soon as one pair of runs is linear: a busy
+    # machine only ever makes one run slower, never the ratio smaller.
+    timings = []
+    for _ in range(3):
+        seconds = {}
+        for size in SIZES[1:]:
+            started = time.perf_counter()
+            read(fmt, texts[size], chunk)
+            seconds[size] = time.perf_counter() - started
+        timings.append(seconds)
+        best = {size: min(t[size] for t in timings) for size in SIZES[1:]}
+        if best[SIZES[-1]] < TOO_FAST_TO_TIME or best[SIZES[-1]] <= TIME_GROWTH * best[SIZES[1]]:
+            return
+    pytest.fail(
+        f"wall time grew {best[SIZES[-1]] / best[SIZES[1]]:.1f}x from 100 KB to 400 KB "
+        f"({best[SIZES[1]] * 1000:.0f} ms -> {best[SIZES[-1]] * 1000:.0f} ms) while work grew "
+        f"{work[SIZES[-1]] / max(work[SIZES[1]], 1):.1f}x: hidden superlinear work"
+    )
+
+
+def test_the_cases_cover_every_format_and_opener():
+    covered = {reader for _, reader in RUNS}
+    assert covered == {*FORMATS, None}
+    held = {start[:-1] for _, start in held_openings()}
+    assert held, "no opening can be held open: the held cases test nothing"

@@ -1,0 +1,33 @@
+"""tests/vllm runs in vLLM's own virtual environment, as its own pytest run.
+
+``make vllm-test`` builds ``.venv-vllm`` (``make vllm``) and runs these
+files with its interpreter and ``TEMPLATESTUDIO_VLLM_TESTS=1``. The main
+suite (``make test``, the project's ``.venv``, no vLLM) skips collecting
+this folder; a run that asked for these tests where vLLM cannot be imported
+stops with an error instead of skipping, so CI cannot pass without them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).resolve().parent
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
+
+REQUESTED = os.environ.get("TEMPLATESTUDIO_VLLM_TESTS") == "1"
+VLLM_FOUND = importlib.util.find_spec("vllm") is not None
+
+if not REQUESTED:
+    # The main suite: these need vLLM's environment and run as their own stage.
+    collect_ignore_glob = ["test_*.py"]
+elif not VLLM_FOUND:
+    raise pytest.UsageError(
+        f"TEMPLATESTUDIO_VLLM_TESTS=1 but vLLM cannot be imported by {sys.executable}: "
+        "run `make vllm-test`, which builds .venv-vllm (make vllm) and runs these tests with it"
+    )

@@ -1,0 +1,528 @@
+"""The vLLM plugin in-process, against vLLM's own ToolParser and Parser machinery.
+
+For every registered format (a template that writes it, detected as vLLM
+would at start-up) and every reply the format's samples and near misses
+give, plus those replies truncated, joined to leaks, and opened with
+reasoning: ``extract_tool_calls`` must answer what ``read_tool_calls``
+reads from the same text (or, where the reader refuses, return the text
+unchanged), and ``extract_tool_calls_streaming`` fed any chunking of it
+must stream the same answer. Runs under ``.venv-vllm`` (``make vllm-test``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import random
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+from templatestudio.calls import NoToolCallFormat, UnparsedToolCall
+from templatestudio.formats import FORMATS
+from templatestudio.integrations import plugin_path
+from templatestudio.integrations.served import (
+    STRICT_VARIABLE,
+    LeakedToolCall,
+    ReplyStream,
+    read_reply,
+    strict_from_environment,
+)
+from templatestudio.integrations.vllm import TemplateStudioToolParser
+from templatestudio.reader import read_tool_calls
+
+ROOT = Path(__file__).resolve().parents[2]
+CORPUS = ROOT.parent / "shared" / "corpus"
+TOOL = {"type": "function", "function": {"name": "get_exchange_rate", "parameters": {"type": "object"}}}
+# Our own Qwen2.5-Coder-style template: no template in the corpus writes fenced-json.
+FENCED_TEMPLATE = (
+    "{%- if tools -%}{{ '<|im_start|>system\\n' + (tools | tojson) + '<|im_end|>\\n' }}{%- endif -%}"
+    "{%- for m in messages -%}{{ '<|im_start|>' + m.role + '\\n' }}"
+    "{%- if m.tool_calls -%}{%- for c in m.tool_calls -%}"
+    "{{ '```json\\n' }}{\"name\": \"{{ c.function.name }}\", \"arguments\": {{ c.function.arguments | tojson }}}{{ '\\n```' }}"
+    "{%- endfor -%}{%- else -%}{{ m.content }}{%- endif -%}{{ '<|im_end|>\\n' }}{%- endfor -%}"
+    "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
+)
+
+
+class StubTokenizer:
+    """What the parser reads off a tokenizer: its name, chat template and special tokens."""
+
+    def __init__(self, name: str, template: str | None) -> None:
+        self.name_or_path, self.chat_template = name, template
+        self.special_tokens_map = {"bos_token": "", "eos_token": ""}
+        self.response_template = None
+
+    def get_chat_template(self, tools=None) -> str:
+        return self.chat_template
+
+
+def template_writing(fmt) -> StubTokenizer:
+    """The first corpus template labelled with fmt that the detector reads as fmt."""
+    from templatestudio.detect import detect_format
+
+    if fmt.name == "fenced-json":
+        return StubTokenizer("fenced-json-mini", FENCED_TEMPLATE)
+    labels = json.loads((CORPUS / "labels.json").read_text(encoding="utf-8"))
+    for name in sorted(name for name, label in labels.items() if label["format"] == fmt.name):
+        tokenizer = StubTokenizer(name, (CORPUS / "templates" / f"{name}.jinja").read_text(encoding="utf-8"))
+        if detect_format(tokenizer, deadline=None) is fmt:
+            return tokenizer
+    raise AssertionError(f"no corpus template labelled {fmt.name} is detected as {fmt.name}")
+
+
+@pytest.fixture(scope="module", params=list(FORMATS), ids=list(FORMATS))
+def parser_maker(request):
+    """(format, make): make() builds a fresh parser for a template that writes the format."""
+    fmt = FORMATS[request.param]
+    tokenizer = template_writing(fmt)
+
+    def make() -> TemplateStudioToolParser:
+        return TemplateStudioToolParser(tokenizer)
+
+    parser = make()
+    assert parser.format is fmt, f"{tokenizer.name_or_path} detected as {parser.format.name}, not {fmt.name}"
+    return fmt, make
+
+
+class Captured(logging.Handler):
+    """The plugin's log lines (vLLM's logger does not pass them to the root logger)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+    def __enter__(self) -> Captured:
+        self.logger = logging.getLogger("vllm.templatestudio")
+        self.level = self.logger.level
+        self.logger.setLevel(logging.INFO)
+        self.logger.addHandler(self)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.logger.removeHandler(self)
+        self.logger.setLevel(self.level)
+
+
+def chat_request(**extra) -> ChatCompletionRequest:
+    return ChatCompletionRequest(
+        model="stand-in", messages=[{"role": "user", "content": "Rate?"}], tools=[TOOL], **extra
+    )
+
+
+def replies(fmt) -> list[str]:
+    """Every reply a test reads: samples, near misses, and what can go wrong with them."""
+    texts = [sample.text for sample in fmt.samples] + [miss.text for miss in fmt.near_misses]
+    texts.append("Plain text, no call at all.")
+    for sample in fmt.samples:
+        text = sample.text
+        texts += [text[:cut] for cut in range(1, len(text), max(1, len(text) // 9))]  # truncated
+        texts += [text + " " + miss.text for miss in fmt.near_misses if miss.raises]  # then a leak
+        if fmt.reasoning:
+            opener, closer = fmt.reasoning
+            texts += [
+                f"{opener}thinking {text}{closer}\n\n{text}",  # a call rehearsed while thinking
+                f"{opener}a{closer}{opener}b{closer}{text}",  # two blocks back to back
+                f"{opener}still thinking",  # the reply ended inside reasoning
+                f"{opener}done{closer}",  # and right after it
+            ]
+            texts += [f"{opener}a{closer}{miss.text}" for miss in fmt.near_misses if miss.raises]
+    return list(dict.fromkeys(texts))
+
+
+def plugin_answer(parser, text):
+    info = parser.extract_tool_calls(text, chat_request())
+    calls = [(c.function.name, json.loads(c.function.arguments), c.id) for c in info.tool_calls]
+    assert info.tools_called == bool(calls)
+    return info.content or "", calls
+
+
+def check_against_reader(fmt, text, content, calls):
+    """The plugin's answer is the reader's reading of the same text.
+
+    Calls and written ids equal the reader's; the content is the text less
+    its calls, reasoning kept with its tags (no reasoning parser is set
+    here): cut by hand, its reasoning and the rest are the reader's.
+    A reply the reader refuses comes back unchanged with no calls.
+    """
+    try:
+        reply = read_tool_calls(text, fmt, reasoning_open=False)
+    except UnparsedToolCall:
+        assert (content, calls) == (text, [])
+        return
+    assert [(n, a) for n, a, _ in calls] == [(c.name, c.arguments) for c in reply.calls]
+    for (_, _, got_id), written in zip(calls, reply.ids):
+        assert got_id == written if written else got_id
+    assert leading_reasoning(content, fmt) == (reply.reasoning, reply.content)
+    if not calls and not any(marker in text for marker in fmt.markers if len(marker) > 1):
+        assert content == text, "a reply without a call comes back exactly as written"
+
+
+def leading_reasoning(content: str, fmt) -> tuple[str, str]:
+    """(reasoning, the rest) of content, cutting the reasoning blocks that open it by hand."""
+    if fmt.reasoning is None:
+        return "", content
+    opener, closer = fmt.reasoning
+    inside, outside, position = [], [], 0
+    while True:
+        start = position + len(content[position:]) - len(content[position:].lstrip())
+        if not content.startswith(opener, start):
+            break
+        outside.append(content[position:start])
+        end = content.find(closer, start + len(opener))
+        inside.append(content[start + len(opener) : end if end != -1 else len(content)])
+        position = len(content) if end == -1 else end + len(closer)
+    return "".join(inside), "".join(outside) + content[position:]
+
+
+def stream(parser, text: str, cuts: list[int], request=None):
+    """Feed text cut at cuts, then finish: (joined content, [(name, arguments, id)], messages)."""
+    request = request or chat_request()
+    bounds = [0, *sorted(set(cuts)), len(text)]
+    messages = []
+    for start, end in zip(bounds, bounds[1:]):
+        message = parser.extract_tool_calls_streaming("", "", text[start:end], [], [], [], request)
+        if message is not None:
+            messages.append(message)
+    final = parser.finish_streaming()
+    if final is not None:
+        messages.append(final)
+    content = "".join(m.content or "" for m in messages)
+    calls: dict[int, list] = {}
+    for message in messages:
+        for delta in message.tool_calls:
+            entry = calls.setdefault(delta.index, [None, "", None])
+            if delta.function and delta.function.name:
+                assert entry[0] is None and not entry[1], "the name comes first, once"
+                entry[0], entry[2] = delta.function.name, delta.id
+            if delta.function and delta.function.arguments:
+                assert entry[0] is not None, "argument fragments follow the name"
+                entry[1] += delta.function.arguments
+    joined = [(name, json.loads(arguments), call_id) for name, arguments, call_id in calls.values()]
+    return content, joined, messages
+
+
+def test_every_format_is_detected_from_a_template_that_writes_it(parser_maker):
+    fmt, make = parser_maker
+    assert make().detected.format is fmt
+
+
+def test_non_streaming_answers_what_the_reader_reads(parser_maker):
+    fmt, make = parser_maker
+    parser = make()
+    for text in replies(fmt):
+        content, calls = plugin_answer(parser, text)
+        check_against_reader(fmt, text, content, calls)
+
+
+def test_the_vllm_parser_answers_what_the_core_notebook_19_runs_answers(parser_maker):
+    # Notebook 19 runs templatestudio.integrations.served where vLLM is not installed.
+    fmt, make = parser_maker
+    for text in replies(fmt):
+        try:
+            core_content, core_calls = read_reply(text, fmt)
+        except UnparsedToolCall:
+            core_content, core_calls = text, []
+        content, calls = plugin_answer(make(), text)
+        assert (content, [(n, a) for n, a, _ in calls]) == (core_content, [(c.name, c.arguments) for c, _ in core_calls])
+        core = ReplyStream(fmt)
+        pieces = [core.feed(text[i : i + 4]) for i in range(0, len(text), 4)] + [core.close()]
+        streamed, _, _ = stream(make(), text, list(range(0, len(text), 4)))
+        assert "".join(piece for piece, _ in pieces) == streamed
+
+
+def test_every_sample_is_read_with_its_calls(parser_maker):
+    fmt, make = parser_maker
+    for sample in fmt.samples:
+        _, calls = plugin_answer(make(), sample.text)
+        assert [(n, a) for n, a, _ in calls] == [(c.name, c.arguments) for c in sample.calls], sample.text
+
+
+@settings(max_examples=30)
+@given(data=st.data())
+def test_streaming_any_chunking_equals_the_whole_reply(parser_maker, data):
+    fmt, make = parser_maker
+    text = data.draw(st.sampled_from(replies(fmt)))
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    whole_content, whole_calls = plugin_answer(make(), text)
+    content, calls, _ = stream(make(), text, cuts)
+    sent_calls = [(n, a) for n, a, _ in calls]
+    if [(n, a) for n, a, _ in whole_calls] == sent_calls:
+        assert content == whole_content
+    else:
+        # A leak after a call was already streamed: what was sent stays sent, and the
+        # text from the leak on follows as content. So some prefix of the reply, read
+        # whole, gives exactly the calls and content sent before it.
+        assert whole_calls == [] and whole_content == text
+        assert any(
+            content.endswith(text[end:])
+            and plugin_answer(make(), text[:end])[0] == content[: len(content) - len(text) + end]
+            and [(n, a) for n, a, _ in plugin_answer(make(), text[:end])[1]] == sent_calls
+            for end in range(len(text) + 1)
+        ), (text, content, sent_calls)
+
+
+def test_streaming_one_character_at_a_time(parser_maker):
+    fmt, make = parser_maker
+    for sample in fmt.samples:
+        content, calls, messages = stream(make(), sample.text, list(range(len(sample.text))))
+        assert [(n, a) for n, a, _ in calls] == [(c.name, c.arguments) for c in sample.calls]
+        whole_content, _ = plugin_answer(make(), sample.text)
+        assert content == whole_content
+        for marker in fmt.markers:  # no content delta holds any piece of a call's marker
+            if marker.strip() in ("{", "["):
+                continue
+            assert marker not in content
+
+
+@pytest.mark.parametrize("name", [name for name, fmt in FORMATS.items() if fmt.reasoning])
+def test_a_leak_right_after_reasoning_loses_no_tag_whatever_the_cut(name):
+    fmt = FORMATS[name]
+    tokenizer = template_writing(fmt)
+
+    def make():
+        return TemplateStudioToolParser(tokenizer)
+
+    opener, closer = fmt.reasoning
+    for miss in [m for m in fmt.near_misses if m.raises]:
+        text = f"{opener}a{closer}{miss.text}"
+        for cut in range(len(text) + 1):
+            content, calls, _ = stream(make(), text, [cut])
+            assert (content, calls) == (text, []), cut
+
+
+def test_tool_ids_follow_the_reply_the_template_or_vllm(parser_maker):
+    fmt, make = parser_maker
+    parser = make()
+    for sample in fmt.samples:
+        _, calls = plugin_answer(parser, sample.text)
+        for (_, _, got), written in zip(calls, sample.ids or [None] * len(calls)):
+            if written:
+                assert got == written
+            elif parser.detected.nine_char_ids:
+                assert re.fullmatch(r"[A-Za-z0-9]{9}", got), got
+            else:
+                assert got.startswith("chatcmpl-tool-"), got
+
+
+def test_a_leak_is_logged_with_marker_and_offset_and_returned_unchanged(parser_maker):
+    fmt, make = parser_maker
+    leaks = [miss.text for miss in fmt.near_misses if miss.raises]
+    assert leaks, f"{fmt.name} has no near miss that raises"
+    for text in leaks:
+        with pytest.raises(UnparsedToolCall) as refused:
+            read_tool_calls(text, fmt, reasoning_open=False)
+        with Captured() as log:
+            info = make().extract_tool_calls(text, chat_request())
+        assert (info.tools_called, info.tool_calls, info.content) == (False, [], text)
+        (record,) = [r for r in log.records if r.levelno == logging.WARNING]
+        assert str(refused.value) in record.getMessage()  # the reader's words: marker and offset
+        assert re.search(r"offset \d+ \(?'", record.getMessage()) or re.search(r"'.+' at offset \d+", record.getMessage())
+        with Captured() as log:
+            content, calls, _ = stream(make(), text, list(range(0, len(text), 5)))
+        assert (content, calls) == (text, [])
+        assert [r.levelno for r in log.records] == [logging.WARNING]
+
+
+def test_strict_mode_fails_the_request_instead(parser_maker, monkeypatch):
+    fmt, make = parser_maker
+    monkeypatch.setenv(STRICT_VARIABLE, "1")
+    for text in [miss.text for miss in fmt.near_misses if miss.raises]:
+        with pytest.raises(LeakedToolCall, match=f"{STRICT_VARIABLE}=1.*{re.escape(fmt.name)} reader"):
+            make().extract_tool_calls(text, chat_request())
+        with pytest.raises(LeakedToolCall):
+            stream(make(), text, [len(text) // 2])
+    for sample in fmt.samples:  # strict changes nothing for replies that read
+        calls = plugin_answer(make(), sample.text)[1]
+        assert [(n, a) for n, a, _ in calls] == [(c.name, c.arguments) for c in sample.calls]
+
+
+def test_tool_choice_none_passes_text_through(parser_maker):
+    fmt, make = parser_maker
+    text = fmt.samples[0].text
+    request = chat_request(tool_choice="none")
+    assert make().extract_tool_calls(text, request).content == text
+    content, calls, _ = stream(make(), text, [3, 9], request)
+    assert (content, calls) == (text, [])
+
+
+def test_requests_on_one_parser_keep_their_own_streams(parser_maker):
+    fmt, make = parser_maker
+    parser = make()
+    first, second = fmt.samples[0].text, "Just text."
+    one, two = chat_request(), chat_request()
+    assert one.request_id != two.request_id
+    got = {one.request_id: "", two.request_id: ""}
+    for index in range(max(len(first), len(second))):
+        for request, text in ((one, first), (two, second)):
+            message = parser.extract_tool_calls_streaming("", "", text[index : index + 1], [], [], [], request)
+            if message and message.content:
+                got[request.request_id] += message.content
+    assert got[two.request_id] == second
+
+
+def test_special_tokens_are_kept_for_requests_with_tools(parser_maker):
+    _, make = parser_maker
+    assert make().adjust_request(chat_request()).skip_special_tokens is False
+    assert make().adjust_request(chat_request(tool_choice="none")).skip_special_tokens is True
+
+
+# --- start-up, the plugin file, settings ---------------------------------------------
+
+
+def test_a_template_without_a_format_fails_at_start_up_through_vllm(tokenizers_by_vllm):
+    from vllm.parser.parser_manager import ParserManager
+
+    gemma3 = tokenizers_by_vllm("unsloth/gemma-3-1b-it")
+    with pytest.raises(TypeError) as failed:
+        ParserManager.get_parser(
+            tool_parser_name="templatestudio", enable_auto_tools=True, model_name="gemma3", tokenizer=gemma3
+        )
+    message = str(failed.value)
+    assert "--tool-call-parser templatestudio cannot be used" in message
+    assert "writes no tool-call format templatestudio reads" in message
+    assert "choose vLLM's --tool-call-parser for this model by hand" in message
+
+
+def test_no_chat_template_and_a_template_that_cannot_render_say_so():
+    with pytest.raises(NoToolCallFormat, match="has no chat template"):
+        TemplateStudioToolParser(StubTokenizer("bare", None))
+    with pytest.raises(NoToolCallFormat, match="cannot render a tool call"):
+        TemplateStudioToolParser(StubTokenizer("broken", "{{ raise_exception('no tools here') }}"))
+
+
+def test_the_format_is_logged_once_per_template():
+    with Captured() as log:
+        tokenizer = StubTokenizer("logged-once", FENCED_TEMPLATE)
+        for _ in range(3):
+            TemplateStudioToolParser(tokenizer)
+    lines = [r.getMessage() for r in log.records]
+    assert lines == [lines[0]] and "fenced-json format" in lines[0] and "arguments typed as written" in lines[0]
+
+
+def test_strict_setting_reads_only_clear_values():
+    assert strict_from_environment({}) is False
+    assert strict_from_environment({STRICT_VARIABLE: "1"}) is True
+    assert strict_from_environment({STRICT_VARIABLE: "0"}) is False
+    with pytest.raises(ValueError, match=f"{STRICT_VARIABLE} must be 1"):
+        strict_from_environment({STRICT_VARIABLE: "sometimes"})
+
+
+def test_the_cli_prints_a_plugin_path_vllm_loads_by_itself():
+    printed = subprocess.run(
+        [sys.executable, "-m", "templatestudio", "vllm-plugin"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert Path(printed) == plugin_path() and Path(printed).is_file()
+    assert Path(printed).stem != "vllm", "vLLM imports a plugin file under its stem"
+    check = (
+        "from vllm.tool_parsers import ToolParserManager\n"
+        f"ToolParserManager.import_tool_parser({printed!r})\n"
+        "print(ToolParserManager.get_tool_parser('templatestudio').__name__)\n"
+        "import vllm.entrypoints.openai.api_server\n"  # vLLM itself still imports
+    )
+    loaded = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip().endswith("TemplateStudioToolParser")
+
+
+# --- reasoning: vLLM's --reasoning-parser composed with ours --------------------------
+
+
+@pytest.fixture(scope="module")
+def tokenizers_by_vllm():
+    from vllm.tokenizers import get_tokenizer
+
+    loaded = {}
+
+    def load(repo: str):
+        if repo not in loaded:
+            loaded[repo] = get_tokenizer(repo)
+        return loaded[repo]
+
+    return load
+
+
+QWEN3_REPLY = (
+    "<think>\nThe get_exchange_rate tool answers this.\n</think>\n\n"
+    '<tool_call>\n{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}\n</tool_call>'
+)
+# A call rehearsed while thinking, then the real one.
+REHEARSED = (
+    "<think>\nI might write <tool_call>\n{\"name\": \"nope\", \"arguments\": {}}\n</tool_call> here.\n</think>\n\n"
+    '<tool_call>\n{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}\n</tool_call>'
+)
+EUR_JPY = [("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
+
+
+@pytest.fixture(scope="module")
+def qwen3_with_reasoning_parser(tokenizers_by_vllm):
+    """vLLM's own Parser for --reasoning-parser qwen3 --tool-call-parser templatestudio."""
+    from vllm.parser.parser_manager import ParserManager
+
+    qwen3 = tokenizers_by_vllm("Qwen/Qwen3-0.6B")
+    parser_cls = ParserManager.get_parser(
+        tool_parser_name="templatestudio", reasoning_parser_name="qwen3", enable_auto_tools=True,
+        model_name="qwen3", tokenizer=qwen3,
+    )
+    return qwen3, parser_cls
+
+
+def test_with_vllms_reasoning_parser_reasoning_is_split_and_the_call_read(qwen3_with_reasoning_parser):
+    qwen3, parser_cls = qwen3_with_reasoning_parser
+    request = chat_request()
+    reasoning, content, calls = parser_cls(qwen3, request.tools).parse(QWEN3_REPLY, request, enable_auto_tools=True)
+    assert reasoning == "\nThe get_exchange_rate tool answers this.\n" and not (content or "").strip()
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == EUR_JPY
+    streamed = parser_cls(qwen3, request.tools)
+    ids = qwen3(QWEN3_REPLY, add_special_tokens=False)["input_ids"]
+    pieces, names, arguments = [], [], ""
+    for index, token in enumerate(ids):
+        delta = streamed.parse_delta(qwen3.decode([token]), [token], request, finished=index == len(ids) - 1)
+        if delta is None:
+            continue
+        pieces.append(delta.reasoning or "")
+        names += [d.function.name for d in delta.tool_calls if d.function and d.function.name]
+        arguments += "".join(d.function.arguments for d in delta.tool_calls if d.function and d.function.arguments)
+    assert "".join(pieces) == reasoning
+    assert names == ["get_exchange_rate"] and json.loads(arguments) == EUR_JPY[0][1]
+
+
+def test_with_a_reasoning_parser_we_read_exactly_what_it_leaves(qwen3_with_reasoning_parser):
+    # vLLM's qwen3 reasoning parser ends the reasoning at the first <tool_call>, even one
+    # rehearsed inside <think>: that call then reaches us as content, and is read as a call.
+    qwen3, parser_cls = qwen3_with_reasoning_parser
+    request = chat_request()
+    parser = parser_cls(qwen3, request.tools)
+    _, left = parser.extract_reasoning(REHEARSED, request)
+    _, _, calls = parser.parse(REHEARSED, request, enable_auto_tools=True)
+    read = read_tool_calls(left, FORMATS["hermes"], reasoning_open=False)
+    assert [(c.name, json.loads(c.arguments)) for c in calls] == [(c.name, c.arguments) for c in read.calls]
+    assert [c.name for c in calls] == ["nope", "get_exchange_rate"]
+
+
+def test_without_a_reasoning_parser_thinking_stays_content_and_its_call_is_not_a_call(tokenizers_by_vllm):
+    parser = TemplateStudioToolParser(tokenizers_by_vllm("Qwen/Qwen3-0.6B"))
+    info = parser.extract_tool_calls(REHEARSED, chat_request())
+    assert [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls] == EUR_JPY
+    assert info.content == REHEARSED.split("</think>")[0] + "</think>\n\n"
+
+
+def test_random_chunkings_of_a_long_reply_stay_equal(parser_maker):
+    fmt, make = parser_maker
+    # Formats whose call is the whole reply take their longest sample; the others all of them.
+    texts = [sample.text for sample in fmt.samples]
+    text = max(texts, key=len) if fmt.start_only else "\nThen: ".join(texts)
+    whole = plugin_answer(make(), text)
+    rng = random.Random(15)
+    for _ in range(5):
+        cuts = sorted(rng.sample(range(len(text)), k=min(len(text) - 1, 40)))
+        content, calls, _ = stream(make(), text, cuts)
+        assert (content, [(n, a) for n, a, _ in calls]) == (whole[0], [(n, a) for n, a, _ in whole[1]])
