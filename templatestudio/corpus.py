@@ -32,6 +32,7 @@ __all__ = [
     "corpus_available",
     "corpus_dir",
     "corpus_templates",
+    "label_key",
     "load_labels",
     "load_sources",
     "missing_message",
@@ -42,7 +43,9 @@ CORPUS_ENV = "TEMPLATESTUDIO_CORPUS"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The corpus labels each registered format claims (Format.corpus_labels);
 # every other label ("none", "error", an "other:<name>" nobody reads yet)
-# must probe as no format.
+# must probe as no format. One label may cover several formats
+# ("other:deepseek" is V3, V3.1 and V3.2's DSML): a format then claims
+# "LABEL#TAG", TAG being the label's variant up to its first ":" (see label_key).
 LABEL_FORMATS = {label: fmt.name for fmt in FORMATS.values() for label in fmt.corpus_labels}
 SUPPORTED_LABELS = tuple(LABEL_FORMATS)
 # Labelled with a supported format, but the template's own rendering of a
@@ -74,6 +77,13 @@ def missing_message() -> str:
         f"template corpus not found at {corpus_dir()} "
         f"(set {CORPUS_ENV} to a folder holding templates/*.jinja)"
     )
+
+
+def label_key(record: dict) -> str | None:
+    """The claim a labels.json record answers to: "FORMAT#TAG" when a format claims its variant, else FORMAT."""
+    label = record.get("format")
+    tag = str(record.get("variant") or "").partition(":")[0].strip()
+    return f"{label}#{tag}" if tag and f"{label}#{tag}" in LABEL_FORMATS else label
 
 
 def _require() -> Path:
@@ -110,7 +120,7 @@ class ScanRow:
 
     name: str
     probe: TemplateProbe
-    label: str | None
+    label: str | None  # the label's format, or "FORMAT#TAG" when a format claims its variant (label_key)
 
     @property
     def found(self) -> str:
@@ -158,6 +168,6 @@ def scan(
     rows = []
     for path in paths:
         template = ChatTemplate.from_file(path)
-        label = labels.get(template.name, {}).get("format")
+        label = label_key(labels.get(template.name, {}))
         rows.append(ScanRow(template.name, probe_template(template, deadline=deadline), label))
     return rows, time.perf_counter() - started

@@ -7,14 +7,19 @@ Each call is ``<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME`` then 
 (DeepSeek-V3), ``deepseek-ai-DeepSeek-R1-Distill-Llama-8B`` and
 ``llama-cpp-deepseek-r1`` (DeepSeek-R1 as llama.cpp ships it).
 
-Read: several calls in one section, whitespace between the tokens, text
-before the section. Accepted variant: a section whose
-``<｜tool▁calls▁end｜>`` is missing because the reply ends right after a
-whole call; R1-Distill's template writes a single call that way, and a
-server that stops on the closer hands the client the same text. Refused:
-a type other than ``function``, a name holding whitespace or ``<``, a fence
+Each call is read as a region of its own (the first with the section
+token before it, the last with the section closer after it), so a reply
+cut between two calls gives the calls before the cut, as between two
+Hermes blocks. Read: several calls in one section, whitespace between the
+tokens, text before the section. Accepted variants: a section whose
+``<｜tool▁calls▁end｜>`` is missing (R1-Distill's template writes a single
+call that way; a server that stops on the closer hands the client the
+same text), and a call whose section token is missing (each call opens on
+its own token). Text between two calls comes back as text. Refused: a
+type other than ``function``, a name holding whitespace or ``<``, a fence
 other than ```` ```json ````, arguments that are not a JSON object (a JSON
-string holding one included), text after the last call.
+string holding one included), a call that never reaches its
+``<｜tool▁call▁end｜>``.
 
 The opening is shared with DeepSeek V3.1 (``deepseek_v31``): the two are
 told apart right after ``<｜tool▁call▁begin｜>``, V3 by the word
@@ -36,8 +41,7 @@ import regex
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.sections import expect, json_object_at, read_section
+from templatestudio.formats.sections import CallThenCloser, expect, json_object_at, read_one_call
 from templatestudio.resumable_match import Pattern, chars, either, literal, sequence
 
 SECTION, SECTION_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
@@ -75,9 +79,16 @@ def other_head() -> Pattern:
     return either(*differing, sequence(literal(HEAD), chars(r"[ \t\n\r<{\[\"]")))
 
 
-def section_opening(rest: Pattern) -> Pattern:
-    """The section token, whitespace, the call token, then rest: prose naming the section stays text."""
-    return opener_pattern(SECTION, SPACES, literal(CALL), rest)
+def openers(head: Pattern) -> tuple[Opener, Opener]:
+    """A DeepSeek call opening with the section token (then whitespace) or the call token, then head.
+
+    Prose naming either token stays text: only the call token and head after it open a call.
+    """
+    return (
+        Opener(SECTION, opener_pattern(SECTION, SPACES, literal(CALL), head),
+               lambda: CallThenCloser(len(SECTION), CALL_END, SECTION_END)),
+        Opener(CALL, opener_pattern(CALL, head), lambda: CallThenCloser(len(CALL), CALL_END, SECTION_END)),
+    )
 
 
 def _read_call(region: str, index: int) -> tuple[ParsedToolCall, None, int]:
@@ -94,7 +105,7 @@ def _read_call(region: str, index: int) -> tuple[ParsedToolCall, None, int]:
 
 
 def read_region(region: str, opener: Opener):
-    return read_section(region, SECTION, SECTION_END, CALL, _read_call, close_optional=True)
+    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call)
 
 
 def write_call(call: ParsedToolCall) -> str:
@@ -102,11 +113,7 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{SECTION}{CALL}{HEAD}{call.name}\n{FENCE}\n{body}\n{FENCE_END}{CALL_END}{SECTION_END}"
 
 
-OPENER = Opener(
-    SECTION,
-    section_opening(sequence(literal(HEAD), chars(_FIRST_NAME_CHAR))),
-    lambda: TagExtent(len(SECTION), SECTION_END, "json", close_at_end=True),
-)
+OPENERS = openers(sequence(literal(HEAD), chars(_FIRST_NAME_CHAR)))
 
 _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}{HEAD}get_exchange_rate\n```json\n{_ARGS}\n```{CALL_END}"
@@ -115,7 +122,7 @@ CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"
 FORMAT = Format(
     name="deepseek-v3",
     description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME + fenced JSON in a calls section (DeepSeek V3, R1)",
-    openers=(OPENER,),
+    openers=OPENERS,
     read_region=read_region,
     write_call=write_call,
     closers=(SECTION_END, CALL_END),
@@ -138,7 +145,7 @@ FORMAT = Format(
         NearMiss(f"{SECTION}{CALL}{HEAD}get_exchange_rate\n{_ARGS}{CALL_END}{SECTION_END}", True, "no json fence"),
         NearMiss(f"{SECTION}{CALL}{HEAD}get_exchange_rate\n```json\n[1, 2]\n```{CALL_END}{SECTION_END}", True,
                  "arguments that are a JSON list"),
-        NearMiss(f"{SECTION}{_ONE} and then some text", True, "text after the last call of an unclosed section"),
+        NearMiss(f"{SECTION}{_ONE}\n{CALL}{HEAD}ping\n```json\n{{}}", True, "the second call cut inside its fence"),
         NearMiss(f"DeepSeek V3 opens its calls with {SECTION} and closes them with {SECTION_END}.", False,
                  "prose naming the tokens"),
     ),
@@ -146,5 +153,6 @@ FORMAT = Format(
     # <｜tool▁call▁end｜>, for the response template) is in the docstring.
     wire_limits=(),
     corpus_labels=("other:deepseek#v3/r1",),
-    variants=("section closer missing after a whole call (R1-Distill's template, stop strings)",),
+    variants=("section closer missing after a whole call (R1-Distill's template, stop strings)",
+              "a call without its section token"),
 )

@@ -7,10 +7,11 @@ arguments as a bare JSON object. Sources: the corpus templates
 ``tool_chat_template_deepseekv31`` (vLLM's, which writes stray indentation
 between the tokens).
 
-Read: several calls in one section, whitespace between the tokens and
-around the JSON, text before the section. Accepted variant, as for V3: a
-section whose closer is missing because the reply ends right after a whole
-call (a stop string). Refused: an empty name or one holding whitespace or
+Each call is read as a region of its own, as in V3. Read: several calls
+in one section, whitespace between the tokens and around the JSON, text
+before the section. Accepted variants, as for V3: a section whose closer
+is missing because the reply ends right after a whole call (a stop
+string), a call without its section token. Refused: an empty name or one holding whitespace or
 ``<``, arguments that are not a JSON object (a JSON string holding one
 included: the templates double-encode string arguments that way, and the
 model never writes it), text after the last call.
@@ -29,9 +30,8 @@ import re
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.formats.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
-from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SECTION, SECTION_END, SEP, other_head, section_opening
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.sections import expect, json_object_at, read_section
+from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SECTION, SECTION_END, SEP, openers, other_head
+from templatestudio.formats.sections import expect, json_object_at, read_one_call
 
 _NAME = re.compile(r"[^ \t\n\r<]+")
 
@@ -62,7 +62,7 @@ def _read_call(region: str, index: int) -> tuple[ParsedToolCall, None, int]:
 
 
 def read_region(region: str, opener: Opener):
-    return read_section(region, SECTION, SECTION_END, CALL, _read_call, close_optional=True)
+    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call)
 
 
 def write_call(call: ParsedToolCall) -> str:
@@ -70,11 +70,7 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{SECTION}{CALL}{call.name}{SEP}{body}{CALL_END}{SECTION_END}"
 
 
-OPENER = Opener(
-    SECTION,
-    section_opening(other_head()),
-    lambda: TagExtent(len(SECTION), SECTION_END, "json", close_at_end=True),
-)
+OPENERS = openers(other_head())
 
 _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}get_exchange_rate{SEP}{_ARGS}{CALL_END}"
@@ -83,7 +79,7 @@ CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"
 FORMAT = Format(
     name="deepseek-v3.1",
     description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...} in a calls section (DeepSeek V3.1)",
-    openers=(OPENER,),
+    openers=OPENERS,
     read_region=read_region,
     write_call=write_call,
     closers=(SECTION_END, CALL_END),
@@ -115,5 +111,6 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: CALL_END in s), where="response template"),
     ),
     corpus_labels=("other:deepseek#v3.1",),
-    variants=("whitespace between the tokens (vLLM's template)", "section closer missing after a whole call"),
+    variants=("whitespace between the tokens (vLLM's template)", "section closer missing after a whole call",
+              "a call without its section token"),
 )

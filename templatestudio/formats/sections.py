@@ -7,6 +7,12 @@ and says where the call ended. Whitespace between the tokens is allowed
 else is refused. Every call of a section shares the section's span, so no
 whitespace inside the section comes back as text.
 
+``CallThenCloser`` is the extent of DeepSeek's calls, read one region per
+call: it ends just past a call's closer, or past the section closer when
+only whitespace stands between them. A reply cut between two calls of one
+section is then cut between regions, and gives the calls before the cut
+whole, the way a reply cut between two Hermes blocks does.
+
 ``json_object_at`` decodes the arguments object of one call.
 """
 
@@ -15,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import CallSyntaxError
+from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent
+from templatestudio.formats.extents import TagExtent
 from templatestudio.formats.jsonbody import decode_at, skip_space
 
 CallReader = Callable[[str, int], tuple[ParsedToolCall, str | None, int]]
@@ -52,6 +59,28 @@ def read_section(
     raise CallSyntaxError(f"expected {call_open} or {close_literal} at offset {position}")
 
 
+def read_one_call(
+    region: str, opener_literal: str, section_open: str, section_close: str, call_open: str, read_call: CallReader
+) -> list[CallSpan]:
+    """The one call in a region that ``CallThenCloser`` ended.
+
+    The region opens with section_open (then whitespace and call_open) or
+    with call_open itself (a later call of the section), and may end with
+    section_close after whitespace.
+    """
+    position = 0
+    if opener_literal == section_open:
+        position = skip_space(region, len(section_open))
+    if not region.startswith(call_open, position):
+        raise CallSyntaxError(f"expected {call_open} at offset {position}")
+    call, call_id, position = read_call(region, position + len(call_open))
+    if position != len(region):
+        position = skip_space(region, position)
+        if not (region.startswith(section_close, position) and position + len(section_close) == len(region)):
+            raise CallSyntaxError(f"unexpected text after the call at offset {position}")
+    return [CallSpan(call, 0, len(region), call_id)]
+
+
 def json_object_at(region: str, index: int, name: str) -> tuple[dict, int]:
     """The JSON object starting at index (after whitespace) and the offset just past it."""
     start = skip_space(region, index)
@@ -67,3 +96,39 @@ def expect(region: str, index: int, literal: str, what: str) -> int:
     if not region.startswith(literal, start):
         raise CallSyntaxError(f"expected {literal} {what}, at offset {start}")
     return start + len(literal)
+
+
+class CallThenCloser(Extent):
+    """Ends past call_close (found outside JSON strings), or past section_close right after it.
+
+    After call_close it passes over whitespace; while the text so far could
+    still become section_close it waits, so the answer does not depend on
+    where chunks were cut. At the end of the reply it ends at call_close.
+    """
+
+    def __init__(self, skip: int, call_close: str, section_close: str) -> None:
+        self._call = TagExtent(skip, call_close, "json")
+        self._section = section_close
+        self._after: int | None = None  # offset from start just past call_close, once found
+        self._gap = 0  # whitespace passed over after call_close
+        self.examined = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self._after is None:
+            end = self._call.advance(buffer, start, False)
+            self.examined = self._call.examined
+            if end is None:
+                return None
+            self._after = end - start
+        position = start + self._after + self._gap
+        while position < len(buffer) and buffer[position] in JSON_SPACE:
+            position += 1
+            self.examined += 1
+        self._gap = position - start - self._after
+        tail = buffer[position : position + len(self._section)]
+        if tail == self._section:
+            self.examined += len(tail)
+            return position + len(self._section)
+        if not final and self._section.startswith(tail):
+            return None  # whitespace or a piece of the closer so far: wait for more
+        return start + self._after

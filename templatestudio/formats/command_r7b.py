@@ -1,0 +1,117 @@
+"""Command R7B: ``<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}, …]<|END_ACTION|>``.
+
+Read as Cohere's published c4ai-command-r7b-12-2024 template writes it: a
+JSON list of calls between the action tokens, each with exactly
+``tool_name`` and ``parameters`` (an object) and, as the template numbers
+them, a ``tool_call_id`` string, which comes back as the call's id. A call
+without an id is read with none. Several calls share one list; any number
+of action blocks in a reply.
+
+Reasoning: the tool plan ``<|START_THINKING|>…<|END_THINKING|>`` at the
+start of the reply. A plain answer comes between ``<|START_RESPONSE|>`` and
+``<|END_RESPONSE|>``: those two tokens are the reply's framing, so the reader
+drops them and the text between is the content.
+
+Refused: a bare object instead of the list, an empty list, ``name`` or
+``arguments`` keys (another format's call), parameters written as a string,
+any other key, a block never closed.
+"""
+
+from __future__ import annotations
+
+import json
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.jsonbody import call_from, decode_whole
+from templatestudio.resumable_match import chars, literal
+
+OPEN, CLOSE = "<|START_ACTION|>", "<|END_ACTION|>"
+RESPONSE, END_RESPONSE = "<|START_RESPONSE|>", "<|END_RESPONSE|>"
+_ID = {"tool_call_id": lambda value: isinstance(value, str) and bool(value)}
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+    "fields": {
+        "thinking": {"open": "<|START_THINKING|>", "close": "<|END_THINKING|>", "content": "text"},
+        "content": {"open": RESPONSE, "close": END_RESPONSE, "content": "text"},
+        "tool_calls": {
+            "open": OPEN,
+            "close": CLOSE,
+            "repeats": True,
+            "content": "json",
+            "transform_each": True,
+            "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},
+        },
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    if opener.literal in (RESPONSE, END_RESPONSE):
+        return []  # framing: dropped, the text around it is the content
+    payload = decode_whole(region, len(OPEN), len(region) - len(CLOSE))
+    if not isinstance(payload, list):
+        raise CallSyntaxError(f"{OPEN} must hold a JSON list of calls, not a {type(payload).__name__}")
+    if not payload:
+        raise CallSyntaxError("an empty list of calls")
+    spans = []
+    for item in payload:
+        call, extras = call_from(item, name_key="tool_name", argument_keys=("parameters",), extras=_ID)
+        spans.append(CallSpan(call, 0, len(region), extras.get("tool_call_id")))
+    return spans
+
+
+def write_call(call: ParsedToolCall) -> str:
+    body = json.dumps({"tool_call_id": "0", "tool_name": call.name, "parameters": call.arguments}, ensure_ascii=False)
+    return f"{OPEN}[\n    {body}\n]{CLOSE}"
+
+
+OPENERS = (
+    Opener(OPEN, opener_pattern(OPEN, SPACES, chars(r"[\[{]")), lambda: TagExtent(len(OPEN), CLOSE, "json")),
+    Opener(RESPONSE, literal(RESPONSE), lambda: TagExtent(0, RESPONSE)),
+    Opener(END_RESPONSE, literal(END_RESPONSE), lambda: TagExtent(0, END_RESPONSE)),
+)
+
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_ITEM = '{"tool_call_id": "0", "tool_name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'
+_ONE = f"{OPEN}[\n    {_ITEM}\n]{CLOSE}"
+
+FORMAT = Format(
+    name="command-r7b",
+    description='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|> (Cohere Command R7B)',
+    openers=OPENERS,
+    read_region=read_region,
+    write_call=write_call,
+    closers=(CLOSE,),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=("<|START_THINKING|>", "<|END_THINKING|>"),
+    samples=(
+        Sample(_ONE, (CALL,), ids=("0",), source="Command R7B's template"),
+        Sample(f"<|START_THINKING|>I will look up the rate.<|END_THINKING|>{_ONE}", (CALL,), ids=("0",),
+               source="with the tool plan"),
+        Sample(f'{OPEN}[\n    {_ITEM},\n    {{"tool_call_id": "1", "tool_name": "ping", "parameters": {{}}}}\n]{CLOSE}',
+               (CALL, ParsedToolCall("ping", {})), ids=("0", "1"), source="two calls in one list"),
+        Sample(f'{OPEN}[{{"tool_name": "ping", "parameters": {{"n": [1, 2.5, null]}}}}]{CLOSE}',
+               (ParsedToolCall("ping", {"n": [1, 2.5, None]}),), ids=(None,), source="no id written"),
+        Sample(f"{RESPONSE}The rate is 160.{END_RESPONSE}", (), source="a plain answer: framing dropped"),
+    ),
+    near_misses=(
+        NearMiss(f'{OPEN}[{{"tool_call_id": "0", "tool_name": "a", "parameters": {{"x": 1', True, "cut inside the JSON"),
+        NearMiss(f"{OPEN}[{_ITEM}]", True, "never closed"),
+        NearMiss(f"{OPEN}{_ITEM}{CLOSE}", True, "a bare object, not a list"),
+        NearMiss(f'{OPEN}[{{"name": "a", "arguments": {{}}}}]{CLOSE}', True, "another format's keys"),
+        NearMiss(f'{OPEN}[{{"tool_name": "a", "parameters": "{{}}"}}]{CLOSE}', True, "parameters as a string"),
+        NearMiss(f"Command R7B writes {OPEN} before its calls.", False, "prose naming the token"),
+    ),
+    wire_limits=(
+        WireLimit(f"a string holding {CLOSE}: the response template closes the block at the first one",
+                  lambda arguments: any_string(arguments, lambda s: CLOSE in s), where="response template"),
+    ),
+    corpus_labels=("other:command-r7b",),
+)

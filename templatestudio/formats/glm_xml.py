@@ -1,0 +1,159 @@
+"""GLM XML: ``<tool_call>NAME`` then ``<arg_key>k</arg_key><arg_value>v</arg_value>`` pairs, then ``</tool_call>``.
+
+Variants read, both from Z.ai's published templates:
+
+- GLM-4.5 / GLM-4.6 (``glm4moe``): the name, each tag and the closer on
+  lines of their own (``<tool_call>NAME\\n<arg_key>k</arg_key>\\n<arg_value>…``);
+- GLM-4.7 (``GLM-4.7-Flash``): the same tags with nothing between them.
+
+Whitespace between the tags is passed over; a name, key or value comes back
+exactly as written between its tags, nothing stripped. The templates write
+a string value as it is and any other value as its JSON (``tojson``), so a
+value cannot say which it was: values are text, typed later against the
+tool's schema (``string_arguments``). One call per block, any number of
+blocks in a reply. Reasoning: ``<think>…</think>`` at the start of the reply
+(GLM-4.7's prompt opens it; GLM-4.5 writes ``<think></think>`` itself).
+
+``<tool_call>`` is also the Hermes and Qwen3-Coder literal: a GLM call opens
+only when a name character follows the tag at once (not whitespace, ``{``,
+``[`` or ``<``) and the name is followed by ``<arg_key>`` or ``</tool_call>``,
+so the three openings never overlap and prose naming the tag stays text.
+
+Refused: a name holding whitespace, ``<`` or ``>`` or starting with ``{`` or
+``[`` (the opening cannot tell it from another format), a key without its
+value, a key given twice, anything else between the tags, a block never
+closed. Not handled: a value holding ``</arg_value>`` or ``</tool_call>``
+(the wire cannot carry it; see ``wire_limits``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent
+from templatestudio.resumable_match import chars, either, literal, run
+
+OPEN, CLOSE = "<tool_call>", "</tool_call>"
+KEY, END_KEY = "<arg_key>", "</arg_key>"
+VALUE, END_VALUE = "<arg_value>", "</arg_value>"
+_NAME = re.compile(r"[^ \t\n\r<>]+")
+_SPACE = re.compile(f"{WS}*")
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|assistant|>",
+    "fields": {
+        "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
+        "tool_calls": {
+            "open_pattern": r"<tool_call>(?P<name>[^ \t\n\r<>{\[][^ \t\n\r<>]*)",
+            "close": CLOSE,
+            "repeats": True,
+            "content": "xml-inline",
+            "content_args": {"tag_pattern": r"<arg_key>(?P<key>.*?)</arg_key>[ \t\n\r]*<arg_value>(?P<value>.*?)</arg_value>"},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": ["<|user|>", "<|observation|>"], "content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    end = len(region) - len(CLOSE)  # the extent ends every region just past </tool_call>
+    name = _NAME.match(region, len(OPEN), end)
+    if name is None:
+        raise CallSyntaxError(f"no function name right after {OPEN}")
+    arguments: dict[str, str] = {}
+    position = _SPACE.match(region, name.end(), end).end()
+    while region.startswith(KEY, position):
+        key_end = region.find(END_KEY, position + len(KEY), end)
+        if key_end == -1:
+            raise CallSyntaxError(f"a key at offset {position} has no {END_KEY}")
+        key = region[position + len(KEY) : key_end]
+        position = _SPACE.match(region, key_end + len(END_KEY), end).end()
+        if not region.startswith(VALUE, position):
+            raise CallSyntaxError(f"the key {key!r} has no {VALUE} after it")
+        value_end = region.find(END_VALUE, position + len(VALUE), end)
+        if value_end == -1:
+            raise CallSyntaxError(f"the value of {key!r} has no {END_VALUE}")
+        if key in arguments:
+            raise CallSyntaxError(f"the key {key!r} is given twice")
+        arguments[key] = region[position + len(VALUE) : value_end]
+        position = _SPACE.match(region, value_end + len(END_VALUE), end).end()
+    if position != end:
+        raise CallSyntaxError(f"expected {KEY} or {CLOSE} at offset {position}")
+    return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
+
+
+def _text(value: object) -> str:
+    # What the templates write: a string as it is, anything else as its JSON.
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+
+
+def write_call(call: ParsedToolCall) -> str:
+    pairs = "".join(f"{KEY}{key}{END_KEY}\n{VALUE}{_text(value)}{END_VALUE}\n" for key, value in call.arguments.items())
+    return f"{OPEN}{call.name}\n{pairs}{CLOSE}"
+
+
+OPENER = Opener(
+    OPEN,
+    opener_pattern(OPEN, chars(r"[^ \t\n\r<>{\[]"), run(chars(r"[^ \t\n\r<>]")), SPACES,
+                   either(literal(KEY), literal(CLOSE))),
+    lambda: TagExtent(len(OPEN), CLOSE),
+)
+
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_NEWLINES = ("<tool_call>get_exchange_rate\n<arg_key>base</arg_key>\n<arg_value>EUR</arg_value>\n"
+             "<arg_key>quote</arg_key>\n<arg_value>JPY</arg_value>\n</tool_call>")
+_COMPACT = ("<tool_call>get_exchange_rate<arg_key>base</arg_key><arg_value>EUR</arg_value>"
+            "<arg_key>quote</arg_key><arg_value>JPY</arg_value></tool_call>")
+
+FORMAT = Format(
+    name="glm-xml",
+    description="<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5, 4.6, 4.7)",
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=(CLOSE,),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=("<think>", "</think>"),
+    samples=(
+        Sample("\n<think></think>\n" + _NEWLINES, (CALL,), source="glm4moe (GLM-4.5/4.6) template"),
+        Sample(_COMPACT, (CALL,), source="GLM-4.7-Flash template"),
+        Sample("<think>The user wants a rate.</think>" + _COMPACT + "<tool_call>ping</tool_call>",
+               (CALL, ParsedToolCall("ping", {})), source="GLM-4.7: reasoning, then two calls"),
+        Sample("<tool_call>write_note\n<arg_key>text</arg_key>\n<arg_value> two\nlines </arg_value>\n"
+               "<arg_key>count</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+               (ParsedToolCall("write_note", {"text": " two\nlines ", "count": "3"}),),
+               source="values kept exactly, numbers as their text"),
+    ),
+    near_misses=(
+        NearMiss("<tool_call>get_exchange_rate\n<arg_k", True, "cut inside a key tag"),
+        NearMiss("<tool_call>get_exchange_rate\n<arg_key>base</arg_key>\n<arg_value>EUR</arg_value>\n", True,
+                 "never closed"),
+        NearMiss("<tool_call>a<arg_key>x</arg_key><arg_value>1</arg_value><arg_key>x</arg_key><arg_value>2</arg_value>"
+                 "</tool_call>", True, "a key given twice"),
+        NearMiss("<tool_call>a<arg_key>x</arg_key></tool_call>", True, "a key without a value"),
+        NearMiss("<tool_call>a<arg_key>x</arg_key><arg_value>1</arg_value>note</tool_call>", True,
+                 "text between the tags"),
+        NearMiss("GLM writes <tool_call>NAME then <arg_key> pairs.", False, "prose naming the tags"),
+    ),
+    wire_limits=(
+        WireLimit(f"a string holding {END_VALUE}, which ends the value",
+                  lambda arguments: any_string(arguments, lambda s: END_VALUE in s)),
+        WireLimit(f"a string holding {CLOSE}, which ends the call",
+                  lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
+        WireLimit(f"a key holding {END_KEY}, which ends the key",
+                  lambda arguments: any(END_KEY in key for key in arguments)),
+        WireLimit("a value that is not a string: the wire writes its JSON as text, typed against the schema afterwards",
+                  lambda arguments: any(not isinstance(value, str) for value in arguments.values())),
+    ),
+    corpus_labels=("other:glm-xml",),
+    variants=("GLM-4.5/4.6 one tag per line", "GLM-4.7 compact"),
+    string_arguments=True,
+)
