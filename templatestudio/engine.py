@@ -286,6 +286,17 @@ class Machine:
     def _decide(self, final: bool) -> bool:
         buffer = self._buffer
         for candidate in self._candidates:
+            if candidate.verdict == "more" and candidate.fed == candidate.anchor:
+                # First look: the regex settles most openings at once; only one
+                # still arriving at the end of the buffer goes to the automaton.
+                found = candidate.opener.compiled.match(buffer, candidate.anchor, partial=True)
+                if found is None:
+                    candidate.verdict = FAILED
+                elif not found.partial:
+                    candidate.verdict = MATCHED
+                self.examined += (found.end() if found is not None else candidate.anchor + 1) - candidate.anchor
+                if candidate.verdict != "more":
+                    continue
             if candidate.verdict == "more":
                 before = candidate.scan.examined
                 candidate.verdict, _ = candidate.scan.feed(buffer, candidate.fed)

@@ -14,6 +14,13 @@ every value as text) and still count as read back when the text is the
 value's JSON or Python spelling. ``TemplateProbe.text_values`` lists those
 keys.
 
+A template that lists no tools (DeepSeek V3 and V3.1 expect them in a
+system message of your own) still gets the format its call turn is written
+in; ``renders_tools`` says it lists none. A template that raises on every
+call shape when given tools is probed again without them
+(``TemplateProbe.with_tools``): llama.cpp's DeepSeek R1 template pipes a
+generator into ``tojson`` whenever tools are passed.
+
 Not handled: templates that take tools outside the ``tools`` variable, and
 templates that only render a tool call after its result.
 """
@@ -130,12 +137,16 @@ class TemplateProbe:
     error: str | None = None  # the template's own error when no shape rendered
     stopped: bool = False  # the sandbox killed the probe (deadline or memory); error says which
     ambiguous: tuple[str, ...] = ()  # every format that read the probe back, when more than one did
+    with_tools: bool = True  # False: it raised on every shape with tools, and rendered only without them
 
     @property
     def reason(self) -> str:
         """One line: the format found, or why there is none."""
         if self.error is not None:
             return f"template error: {self.error}"
+        if self.format is not None and not self.renders_tools:
+            return (f"{self.format.name}: {self.format.description}; the template lists no tools "
+                    "(describe them in a system message)")
         if not self.renders_tools:
             return "renders no tools"
         if not self.call_survives:
@@ -155,29 +166,58 @@ class TemplateProbeError(ValueError):
         super().__init__(f"{name}: the template cannot render the probe conversation: {error}")
 
 
-def _call_turn_start(prompt: str, with_call: str) -> int:
-    """Where the assistant's call turn starts in with_call.
+def _call_turn_start(prompt: str, with_call: str) -> tuple[int, int]:
+    """(where the assistant's call turn starts in with_call, how much of prompt comes before it).
 
     Normally the generation prompt is a prefix of the render with the call.
     Templates whose prompt pre-writes an empty reasoning block that history
     turns do not have (Gemma 4's empty thought channel, Nemotron's open
     ``<think>``) share only part of it; the cut then moves back to just
     after the last ``>`` or newline they share, so it never splits a marker.
+    Two cases keep the whole prompt before the turn: the rest of the prompt
+    is in the turn but for whitespace (vLLM's DeepSeek V3.1 template indents
+    the two renders differently), or the turn starts with the prompt's last
+    tags (DeepSeek V3.2's prompt ends ``<think></think>``, its history
+    turns ``</think>``).
     """
     if with_call.startswith(prompt):
-        return len(prompt)
+        return len(prompt), len(prompt)
     limit = min(len(prompt), len(with_call))
     index = 0
     while index < limit and prompt[index] == with_call[index]:
         index += 1
-    return max(with_call.rfind(">", 0, index), with_call.rfind("\n", 0, index)) + 1
+    cut = max(with_call.rfind(">", 0, index), with_call.rfind("\n", 0, index)) + 1
+    if len(prompt) - cut <= _LONGEST_TAIL:  # bounded: a hostile prompt cannot make this quadratic
+        for start in [cut, *(at for at in range(cut + 1, len(prompt)) if prompt[at] == "<")]:
+            end = _match_ignoring_space(prompt, start, with_call, cut)
+            if end is not None:
+                return end, len(prompt)
+    return cut, cut
 
 
-def _turn_end(template: ChatTemplate) -> str | None:
+_LONGEST_TAIL = 400
+_SPACE = " \t\n\r"
+
+
+def _match_ignoring_space(prompt: str, start: int, text: str, at: int) -> int | None:
+    """Where prompt[start:] ends in text from at on, whitespace on either side ignored; None if it is not there."""
+    while True:
+        while start < len(prompt) and prompt[start] in _SPACE:
+            start += 1
+        if start == len(prompt):
+            return at
+        while at < len(text) and text[at] in _SPACE:
+            at += 1
+        if at == len(text) or text[at] != prompt[start]:
+            return None
+        start, at = start + 1, at + 1
+
+
+def _turn_end(template: ChatTemplate, tools: list | None) -> str | None:
     """What the template writes after a plain assistant reply: its end-of-turn text."""
     reply = {"role": "assistant", "content": _REPLY_MARK}
     try:
-        rendered = template.render([PROBE_QUESTION, reply], tools=[PROBE_TOOL])
+        rendered = template.render([PROBE_QUESTION, reply], tools=tools)
     except MemoryError:
         raise  # not the template refusing a shape: see probe_template
     except Exception:  # noqa: BLE001 - any template failure means "unknown", not a crash
@@ -237,9 +277,9 @@ def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
     return tuple(as_text)
 
 
-def _render(template: ChatTemplate, message: dict) -> tuple[str, str]:
-    prompt = template.render([PROBE_QUESTION], tools=[PROBE_TOOL], add_generation_prompt=True)
-    return prompt, template.render([PROBE_QUESTION, message], tools=[PROBE_TOOL])
+def _render(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str]:
+    prompt = template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True)
+    return prompt, template.render([PROBE_QUESTION, message], tools=tools)
 
 
 # After its last call a turn may end with one of the template's own tags
@@ -275,10 +315,20 @@ def _readers(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
 @functools.lru_cache(maxsize=256)
 def _probe(template: ChatTemplate) -> TemplateProbe:
     errors: list[str] = []
+    # Without tools only when every shape raised with them; the errors
+    # reported are the ones with tools, the way the template is meant to run.
+    found = _probe_shapes(template, [PROBE_TOOL], errors) or _probe_shapes(template, None, [])
+    if found is not None:
+        return found
+    return TemplateProbe(template.name, None, False, False, "", None, error=" / ".join(errors))
+
+
+def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str]) -> TemplateProbe | None:
+    """The probe over every call shape, rendered with tools (or None); None when every shape raised."""
     first: TemplateProbe | None = None
     for shape, message in CALL_SHAPES:
         try:
-            prompt, with_call = _render(template, message)
+            prompt, with_call = _render(template, message, tools)
         except MemoryError:
             raise  # not the template refusing a shape: see probe_template
         except Exception as error:  # noqa: BLE001 - a template may raise anything
@@ -286,24 +336,27 @@ def _probe(template: ChatTemplate) -> TemplateProbe:
             if text not in errors:
                 errors.append(text)
             continue
-        added = with_call[_call_turn_start(prompt, with_call) :]
-        wire = _cut_turn(added, _turn_end(template))
+        start, before = _call_turn_start(prompt, with_call)
+        added = with_call[start:]
+        wire = _cut_turn(added, _turn_end(template, tools))
         renders_tools = PROBE_NAME in prompt
         # Judged before the cut: a template may render the call as a turn of its own.
         call_survives = PROBE_NAME in added
-        readers = _readers(wire, prompt) if renders_tools and call_survives else []
+        # A template that lists no tools may still write calls (DeepSeek V3.1):
+        # its format is what the call turn is written in.
+        readers = _readers(wire, prompt[:before]) if call_survives else []
         if len(readers) == 1:
-            return TemplateProbe(template.name, readers[0][0], True, True, wire, shape, readers[0][1])
+            return TemplateProbe(template.name, readers[0][0], renders_tools, True, wire, shape, readers[0][1],
+                                 with_tools=tools is not None)
         probe = TemplateProbe(
             template.name, None, renders_tools, call_survives, wire, shape,
             ambiguous=tuple(fmt.name for fmt, _ in readers) if len(readers) > 1 else (),
+            with_tools=tools is not None,
         )
         if probe.ambiguous:
             return probe  # two readers read the same text: never pick one
         first = first or probe
-    if first is not None:
-        return first
-    return TemplateProbe(template.name, None, False, False, "", None, error=" / ".join(errors))
+    return first
 
 
 def as_template(source) -> ChatTemplate:

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from templatestudio.formats import fenced_json, gemma4, hermes, llama3_json, mistral, pythonic, qwen_xml
 from templatestudio.formats import deepseek_dsml, deepseek_v3, deepseek_v31, kimi_k2
+from templatestudio.formats import command_r7b, glm_xml, granite, harmony, minimax_xml, seed_oss
 from templatestudio.formats.base import Format
 
 _MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythonic,
-            deepseek_v3, deepseek_v31, deepseek_dsml, kimi_k2)
+            deepseek_v3, deepseek_v31, deepseek_dsml, kimi_k2,
+            glm_xml, harmony, minimax_xml, seed_oss, command_r7b, granite)
 
 FORMATS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _MODULES}
 

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import regex
+
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import Automaton, Pattern, chars, literal, run, sequence
 
@@ -68,9 +70,14 @@ class Opener:
     start_only: bool = False
     cut_after: int | None = None
     automaton: Automaton = field(init=False, repr=False, compare=False)
+    compiled: regex.Pattern = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        # Two forms of one pattern: the regex decides at C speed when the text
+        # at hand settles it; the automaton resumes, chunk by chunk, when it
+        # does not (an opening still arriving).
         object.__setattr__(self, "automaton", Automaton(self.opening))
+        object.__setattr__(self, "compiled", regex.compile(self.opening.regex))
 
     @property
     def cut_length(self) -> int:

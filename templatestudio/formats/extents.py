@@ -16,6 +16,8 @@ Not handled: strings in triple quotes; comments inside JSON.
 
 from __future__ import annotations
 
+import functools
+import json
 import re
 
 from templatestudio.formats.base import Extent
@@ -44,12 +46,35 @@ def json_string_end(buffer: str, position: int) -> int:
         position = quote + 1
 
 
+_DECODER = json.JSONDecoder()
+_SPACE = re.compile(r"[ \t\n\r]*")
+
+
+def _after_json(buffer: str, index: int) -> int | None:
+    """Past a whole JSON object or list at index (whitespace first) and the whitespace after it, or None."""
+    index = _SPACE.match(buffer, index).end()
+    if index >= len(buffer) or buffer[index] not in "{[":
+        return None
+    try:
+        _, end = _DECODER.raw_decode(buffer, index)
+    except (ValueError, RecursionError):
+        return None
+    return _SPACE.match(buffer, end).end()
+
+
 def _resume_point(buffer: str, position: int) -> int:
     """Where to search again in an open string: before any backslashes the buffer ends with."""
     end = len(buffer)
     while end > position and buffer[end - 1] == "\\":
         end -= 1
     return end
+
+
+@functools.lru_cache(maxsize=None)
+def _outside_pattern(close: str, string_opener: str | None) -> re.Pattern:
+    """What a tag extent looks for outside strings: its closer, or a string opening."""
+    parts = [re.escape(close)] + ([re.escape(string_opener)] if string_opener else [])
+    return re.compile("|".join(parts))
 
 
 class TagExtent(Extent):
@@ -65,17 +90,25 @@ class TagExtent(Extent):
     def __init__(self, skip: int, close: str, strings: str | None = None, *, close_at_end: bool = False) -> None:
         self.close = close
         self.close_at_end = close_at_end
+        self._skip = skip
         self.strings = strings
         self.position = skip
         self.in_string = False
         self.examined = 0
         opener = '"' if strings == "json" else strings
-        parts = [re.escape(close)] + ([re.escape(opener)] if opener else [])
-        self._outside = re.compile("|".join(parts))
+        self._outside = _outside_pattern(close, opener)
         self._delimiter = opener
         self._longest = max(len(close), len(opener or ""))
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self.strings == "json" and self.position == self._skip and not self.in_string:
+            quick = _after_json(buffer, start + self._skip)
+            if quick is not None and buffer.startswith(self.close, quick):
+                # A whole JSON value and the closer right after it: the scan
+                # would stop at the same place (a closer can only sit inside a
+                # string of a valid value), so the C decoder's answer is taken.
+                self.examined += quick + len(self.close) - start
+                return quick + len(self.close)
         end = self._advance(buffer, start)
         if end is None and final and self.close_at_end:
             return len(buffer)
@@ -121,6 +154,14 @@ class TagExtent(Extent):
             self.position = position - start
 
 
+@functools.lru_cache(maxsize=None)
+def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
+    """(inside the value: brackets and quotes; before it: unit and bracket first characters)."""
+    inside = re.compile("[" + re.escape(brackets + quotes) + "]")
+    firsts = {unit[0] for unit in units} | set(brackets[0::2])
+    return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]")
+
+
 class ValueExtent(Extent):
     """Ends just past the bracketed value that follows the opener.
 
@@ -142,16 +183,15 @@ class ValueExtent(Extent):
         stop_at: tuple[str, ...] = (),
     ) -> None:
         self.position = skip
+        self._skip = skip
         self.depth = 0
         self.quote: str | None = None
         self.examined = 0
         self._quotes = "\"'" if quotes == "python" else '"'
         self._opening = brackets[0::2]
-        self._inside = re.compile("[" + re.escape(brackets + self._quotes) + "]")
         self._units = head_units
         self._stops = stop_at
-        firsts = {unit[0] for unit in (*head_units, *stop_at)} | set(self._opening)
-        self._head = re.compile("[" + re.escape("".join(sorted(firsts))) + "]")
+        self._inside, self._head = _value_patterns(brackets, self._quotes, head_units + stop_at)
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
         """(index, closed): just past the string, or where to resume while it is open."""
@@ -176,6 +216,16 @@ class ValueExtent(Extent):
         return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self._quotes == '"' and not self.depth and self.quote is None and self.position == self._skip:
+            at = start + self._skip
+            if at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units):
+                try:
+                    _, end = _DECODER.raw_decode(buffer, at)
+                except (ValueError, RecursionError):
+                    end = None
+                if end is not None:  # a whole value: its end is where the bracket count closes
+                    self.examined += end - start
+                    return end
         position = start + self.position
         try:
             while True:
