@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test setup tokenizers lab clean vllm vllm-test
+.PHONY: table test setup tokenizers lab clean vllm vllm-test bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,11 @@ table: tokenizers
 test: tokenizers
 	$(BIN)/python -m pytest -rs --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
 
+# Every table of issue 16 with its peers measured in the same run (vLLM's when
+# $(VLLM_VENV) exists), the round trip's counts, and bench/RESULTS.md rewritten.
+bench: tokenizers
+	$(BIN)/python bench/run.py --write
+
 # --allow-root: containers run as root, and Jupyter refuses root without it.
 lab: tokenizers
 	$(BIN)/jupyter lab --allow-root notebooks/
@@ -69,13 +74,17 @@ $(VLLM_VENV)/.installed: pyproject.toml
 	$(VLLM_BIN)/pip install --quiet "$(VLLM_SPEC)"
 	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
 	$(VLLM_BIN)/pip install --quiet --no-deps -e .
-	$(VLLM_BIN)/pip install --quiet "tokenizers==0.23.3" "huggingface-hub==2.4.0" "jinja2==3.1.6" "pytest>=8" "hypothesis>=6.100"
+	$(VLLM_BIN)/pip install --quiet "tokenizers==0.23.3" "huggingface-hub==2.4.0" "jinja2==3.1.6" \
+		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6"
 	touch $@
 
 vllm: $(VLLM_VENV)/.installed
 
+# The real-server test and the in-process plugin tests, then notebook 19 with
+# vLLM importable (its outputs must equal the run in .venv without vLLM).
 vllm-test: vllm tokenizers
-	TEMPLATESTUDIO_VLLM_TESTS=1 $(VLLM_BIN)/python -m pytest tests/vllm $(VLLM_TEST_ARGS)
+	TEMPLATESTUDIO_VLLM_TESTS=1 $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
+		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(VLLM_TEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .hf-cache

@@ -1,11 +1,15 @@
 """Recall and false-positive rate of the leak check, next to the course's looks_like_tool_call.
 
-Recall: every format's sample replies (samples.FORMAT_SAMPLES) read by every
-other format's parser; a pair counts as caught when a call marker is left
-unconsumed, so parse_tool_calls would raise instead of returning no calls.
+Recall: every registered format's sample replies that hold calls
+(``Format.samples``) read by every other format's reader; a pair counts as
+caught when that reader raises ``UnparsedToolCall`` (a call marker it did not
+consume) instead of returning the reply as text. The course's
+``looks_like_tool_call`` counts as catching a pair when the reader finds no
+call and the text looks like one to it.
 False positives: the ordinary answers in tests/fixtures/prose_answers.json
-that get any marker at all. Answers that quote a complete call in a model's
-own syntax are counted apart: no detector can tell them from a leak.
+that get any marker at all (``leaks.find_call_markers``). Answers that quote
+a complete call in a model's own syntax are counted apart: no detector can
+tell them from a leak.
 
 Run: python bench/leak_rates.py
 """
@@ -13,43 +17,52 @@ Run: python bench/leak_rates.py
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
-from samples import FORMAT_SAMPLES
-from templatestudio.formats import FORMATS
-from templatestudio.leaks import find_call_markers, unconsumed_markers
-from templatestudio.tools import looks_like_tool_call
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-PROSE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "prose_answers.json"
+from templatestudio.calls import UnparsedToolCall  # noqa: E402
+from templatestudio.engine import ToolCallEvent, read_events  # noqa: E402
+from templatestudio.formats import FORMATS  # noqa: E402
+from templatestudio.leaks import find_call_markers  # noqa: E402
+from templatestudio.tools import looks_like_tool_call  # noqa: E402
+
+PROSE = ROOT / "tests" / "fixtures" / "prose_answers.json"
 
 
 def rate(hits: int, total: int) -> str:
     return f"{hits}/{total} = {100 * hits / total:.1f}%"
 
 
+def read_by(text: str, fmt) -> str:
+    """"caught" (the reader raised), "read" (it found calls) or "text" (it found none)."""
+    try:
+        events = read_events(text, fmt)
+    except UnparsedToolCall:
+        return "caught"
+    return "read" if any(isinstance(event, ToolCallEvent) for event in events) else "text"
+
+
 def main() -> None:
-    pairs = [
-        (text, FORMATS[reader])
-        for written, texts in FORMAT_SAMPLES.items()
-        for text in texts
-        for reader in FORMATS
-        if reader != written
-    ]
-    caught = sum(bool(unconsumed_markers(text, fmt.parser.scan(text))) for text, fmt in pairs)
-    course = sum(not fmt.parser.parse(text) and looks_like_tool_call(text) for text, fmt in pairs)
+    samples = [(fmt.name, sample.text) for fmt in FORMATS.values() for sample in fmt.samples if sample.calls]
+    pairs = [(text, reader) for written, text in samples for reader in FORMATS.values() if reader.name != written]
+    outcomes = [(read_by(text, reader), text) for text, reader in pairs]
+    caught = sum(outcome == "caught" for outcome, _ in outcomes)
+    course = sum(outcome == "text" and looks_like_tool_call(text) for outcome, text in outcomes)
     answers = json.loads(PROSE.read_text(encoding="utf-8"))["answers"]
     ordinary = [a["text"] for a in answers if a["topic"] != "quotes-call-syntax"]
     quoted = [a["text"] for a in answers if a["topic"] == "quotes-call-syntax"]
-    samples = sum(len(texts) for texts in FORMAT_SAMPLES.values())
-    print(f"recall ({samples} samples x {len(FORMATS) - 1} mismatched parsers)")
-    print(f"  find_call_markers:    {rate(caught, len(pairs))}")
-    print(f"  looks_like_tool_call: {rate(course, len(pairs))}")
+    print(f"recall ({len(samples)} samples x {len(FORMATS) - 1} mismatched readers)")
+    print(f"  the readers' leak check: {rate(caught, len(pairs))}")
+    print(f"  looks_like_tool_call:    {rate(course, len(pairs))}")
     print(f"false positives ({len(ordinary)} ordinary answers)")
-    print(f"  find_call_markers:    {rate(sum(bool(find_call_markers(t)) for t in ordinary), len(ordinary))}")
-    print(f"  looks_like_tool_call: {rate(sum(looks_like_tool_call(t) for t in ordinary), len(ordinary))}")
+    print(f"  find_call_markers:       {rate(sum(bool(find_call_markers(t)) for t in ordinary), len(ordinary))}")
+    print(f"  looks_like_tool_call:    {rate(sum(looks_like_tool_call(t) for t in ordinary), len(ordinary))}")
     print(f"answers quoting a whole call in a model's syntax ({len(quoted)}, flagged by design)")
-    print(f"  find_call_markers:    {rate(sum(bool(find_call_markers(t)) for t in quoted), len(quoted))}")
-    print(f"  looks_like_tool_call: {rate(sum(looks_like_tool_call(t) for t in quoted), len(quoted))}")
+    print(f"  find_call_markers:       {rate(sum(bool(find_call_markers(t)) for t in quoted), len(quoted))}")
+    print(f"  looks_like_tool_call:    {rate(sum(looks_like_tool_call(t) for t in quoted), len(quoted))}")
 
 
 if __name__ == "__main__":

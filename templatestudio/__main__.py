@@ -13,6 +13,10 @@ from strangers, so each probe runs in a child process killed at
 (``templatestudio.sandbox``); a template stopped that way gets its row, a
 line on stderr and exit status 1.
 
+``vllm-plugin`` prints the path of the file to pass to vLLM's
+``--tool-parser-plugin`` (``templatestudio.integrations``; README, "Serving
+with vLLM").
+
 Every bad input gets one line and a non-zero exit, never a traceback: an
 option value that is not a plain decimal number in range (``inf``, ``nan``,
 ``1e-9`` MiB, ``1e30`` MiB) is argparse's usage error (status 2); a path
@@ -21,7 +25,7 @@ cannot be a Hub repo id), a folder without templates, an empty, binary,
 non-UTF-8 or unreadable file, a broken ``tokenizer_config.json`` and a
 template Jinja cannot parse each get a line on stderr (status 1), and the
 other targets are still checked. A template that parses but raises when
-rendered is a row ("none: the template errors"), not a failure.
+rendered is a row ("none: template error: ERROR — what to do"), not a failure.
 """
 
 from __future__ import annotations
@@ -81,9 +85,7 @@ def check_row(
         parse_with = "response template"
     elif probe.format is not None:
         parse_with = f"{probe.format.name} parser"
-    elif probe.error is not None:
-        parse_with = "none: the template errors"
-    else:
+    else:  # an error comes with what it means and what to do (probe.reason)
         parse_with = f"none: {probe.reason}"
     return {
         "template": template.name,

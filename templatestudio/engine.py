@@ -31,6 +31,7 @@ are reasoning text, never events).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -123,6 +124,12 @@ def _all_openers(own: Format | None) -> list[tuple[Format, Opener]]:
     return [(fmt, opener) for fmt in formats for opener in fmt.openers]
 
 
+@functools.lru_cache(maxsize=8)
+def _longer_literals(literals: tuple[str, ...]) -> dict[str, list[str]]:
+    """For each literal, the other literals that begin with it."""
+    return {item: [other for other in literals if other != item and other.startswith(item)] for item in literals}
+
+
 # A reply may open with a byte-order mark or a zero-width space before a bare
 # call; they are text, but they do not hide the call behind them.
 _SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
@@ -156,6 +163,9 @@ class Machine:
         # The class in front lets the search skip to a possible first character at C speed.
         self._literals = re.compile(f"(?=[{firsts}])(?:{'|'.join(re.escape(item) for item in literals)})")
         self._longest = max(map(len, literals))
+        # Literals that begin a longer one ("[" and "[TOOL_CALLS]"): where one is
+        # found, the longer one may still be arriving in the next chunk.
+        self._longer = _longer_literals(tuple(sorted(self._anywhere)))
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
@@ -270,6 +280,9 @@ class Machine:
             return False
         self.examined += found.end() - self._at
         self._emit(TextDelta, found.start())
+        held = buffer[found.start() :]
+        if not final and any(len(held) < len(other) and other.startswith(held) for other in self._longer[found.group()]):
+            return False  # the whole text would find the longer literal here: wait for it
         self._candidates = [_Candidate(fmt, opener, found.start()) for fmt, opener in self._anywhere[found.group()]]
         self._from_start = False
         self._mode = "decide"

@@ -42,6 +42,7 @@ from templatestudio.sandbox import (
     TemplateTimeout,
     run_sandboxed,
 )
+from templatestudio.template_errors import advice_for
 from templatestudio.templates import ChatTemplate
 
 __all__ = [
@@ -83,6 +84,9 @@ PROBE_TOOL = {
                     "type": "object",
                     "description": "Settings.",
                     "properties": {"depth": {"type": "integer"}, "mode": {"type": "string"}},
+                    # Command R+'s template reads additionalProperties off every
+                    # object-typed parameter and raises when it is missing.
+                    "additionalProperties": False,
                 },
             },
             "required": ["note", "count"],
@@ -90,6 +94,19 @@ PROBE_TOOL = {
     },
 }
 PROBE_QUESTION = {"role": "user", "content": "Please run the probe lookup."}
+_PROBE_DATE = ("2024-07-26", "26 Jul 2024")
+
+
+def template_variables(tools: list | None) -> dict:
+    """Variables some templates need besides ``tools``, as a caller passes them to apply_chat_template.
+
+    firefunction v2 takes its tools as a ``functions`` JSON string and the
+    date as ``datetime`` (it raises without them); Llama 3.x read
+    ``date_string`` and fall back to today's date. The dates are fixed so a
+    probe renders the same on every day.
+    """
+    functions = json.dumps([tool["function"] for tool in tools], indent=4) if tools else ""
+    return {"functions": functions, "datetime": _PROBE_DATE[0], "date_string": _PROBE_DATE[1]}
 # A reply no template writes by itself, to find where a plain turn ends.
 _REPLY_MARK = "PROBE-REPLY-7F3A"
 
@@ -142,8 +159,8 @@ class TemplateProbe:
     @property
     def reason(self) -> str:
         """One line: the format found, or why there is none."""
-        if self.error is not None:
-            return f"template error: {self.error}"
+        if self.error is not None:  # the error as raised, then what it means and what to do
+            return f"template error: {self.error} — {advice_for(self.error)}"
         if self.format is not None and not self.renders_tools:
             return (f"{self.format.name}: {self.format.description}; the template lists no tools "
                     "(describe them in a system message)")
@@ -166,22 +183,22 @@ class TemplateProbeError(ValueError):
         super().__init__(f"{name}: the template cannot render the probe conversation: {error}")
 
 
-def _call_turn_start(prompt: str, with_call: str) -> tuple[int, int]:
-    """(where the assistant's call turn starts in with_call, how much of prompt comes before it).
+def _call_turn_start(prompt: str, with_call: str) -> int:
+    """Where the assistant's call turn starts in with_call.
 
     Normally the generation prompt is a prefix of the render with the call.
     Templates whose prompt pre-writes an empty reasoning block that history
     turns do not have (Gemma 4's empty thought channel, Nemotron's open
     ``<think>``) share only part of it; the cut then moves back to just
     after the last ``>`` or newline they share, so it never splits a marker.
-    Two cases keep the whole prompt before the turn: the rest of the prompt
-    is in the turn but for whitespace (vLLM's DeepSeek V3.1 template indents
+    Two cases cut after the whole prompt instead: the rest of the prompt is
+    in the turn but for whitespace (vLLM's DeepSeek V3.1 template indents
     the two renders differently), or the turn starts with the prompt's last
     tags (DeepSeek V3.2's prompt ends ``<think></think>``, its history
     turns ``</think>``).
     """
     if with_call.startswith(prompt):
-        return len(prompt), len(prompt)
+        return len(prompt)
     limit = min(len(prompt), len(with_call))
     index = 0
     while index < limit and prompt[index] == with_call[index]:
@@ -191,8 +208,8 @@ def _call_turn_start(prompt: str, with_call: str) -> tuple[int, int]:
         for start in [cut, *(at for at in range(cut + 1, len(prompt)) if prompt[at] == "<")]:
             end = _match_ignoring_space(prompt, start, with_call, cut)
             if end is not None:
-                return end, len(prompt)
-    return cut, cut
+                return end
+    return cut
 
 
 _LONGEST_TAIL = 400
@@ -213,11 +230,39 @@ def _match_ignoring_space(prompt: str, start: int, text: str, at: int) -> int | 
         start, at = start + 1, at + 1
 
 
+def _without_conversation_tail(template: ChatTemplate, prompt: str, with_call: str, tools: list | None) -> str:
+    """What with_call adds from the call turn's start, less a tail the template writes after every conversation.
+
+    Command R+ ends every render with the same instruction turn and writes
+    its generation prompt after it, so the call turn sits between the
+    question and that tail. When the render without the generation prompt
+    is the question, then the tail, and with_call is the question, a turn
+    that opens with the generation prompt's header, then the same tail, the
+    call turn is that turn less its header.
+    """
+    added = with_call[_call_turn_start(prompt, with_call) :]
+    if with_call.startswith(prompt):
+        return added
+    try:
+        plain = template.render([PROBE_QUESTION], tools=tools, **template_variables(tools))
+    except Exception:  # noqa: BLE001 - a template may raise anything; the shapes above rendered
+        return added
+    header = prompt[len(plain) :] if prompt.startswith(plain) else ""
+    size = 0  # the longest end plain and with_call share
+    while size < len(plain) and plain[-1 - size] == with_call[-1 - size]:
+        size += 1
+    split = len(plain) - size
+    turn = with_call[split : len(with_call) - size]
+    if not header or not plain[split:].strip() or not with_call.startswith(plain[:split]) or not turn.startswith(header):
+        return added
+    return turn[len(header) :]
+
+
 def _turn_end(template: ChatTemplate, tools: list | None) -> str | None:
     """What the template writes after a plain assistant reply: its end-of-turn text."""
     reply = {"role": "assistant", "content": _REPLY_MARK}
     try:
-        rendered = template.render([PROBE_QUESTION, reply], tools=tools)
+        rendered = template.render([PROBE_QUESTION, reply], tools=tools, **template_variables(tools))
     except MemoryError:
         raise  # not the template refusing a shape: see probe_template
     except Exception:  # noqa: BLE001 - any template failure means "unknown", not a crash
@@ -231,6 +276,12 @@ def _turn_end(template: ChatTemplate, tools: list | None) -> str | None:
 def _cut_turn(text: str, turn_end: str | None) -> str:
     if turn_end:
         at = text.find(turn_end)
+        # A template that writes the call as a turn of its own ends the
+        # assistant's (empty) message first (GigaChat 3): the cut is then at
+        # the end of the turn that holds the call.
+        named = text.find(PROBE_NAME)
+        if at != -1 and named > at:
+            at = text.find(turn_end, named)
         if at != -1:
             text = text[:at]
     return text.rstrip()
@@ -278,8 +329,9 @@ def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
 
 
 def _render(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str]:
-    prompt = template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True)
-    return prompt, template.render([PROBE_QUESTION, message], tools=tools)
+    variables = template_variables(tools)
+    prompt = template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True, **variables)
+    return prompt, template.render([PROBE_QUESTION, message], tools=tools, **variables)
 
 
 # After its last call a turn may end with one of the template's own tags
@@ -293,12 +345,16 @@ def _readers(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
     Text left beside the call would be markup the reader does not know
     (another format's wrapper around a JSON object it happens to read), so
     a reading that leaves any does not count, but for whitespace and tags
-    after the call. A reasoning block the prompt opened is the format's.
+    after the call. A reasoning block the prompt opened is the format's
+    when the turn closes it; a turn that never closes it was written without
+    it (DeepSeek R1's prompt opens ``<think>``, its history turns drop the
+    block) and is read from its start.
     """
     found = []
     for fmt in FORMATS.values():
+        opened = fmt.reasoning_opened_by(prompt) and fmt.reasoning[1] in wire
         try:
-            events = read_events(wire, fmt, reasoning_open=fmt.reasoning_opened_by(prompt))
+            events = read_events(wire, fmt, reasoning_open=opened)
         except UnparsedToolCall:
             continue
         texts = [(i, e.text) for i, e in enumerate(events) if isinstance(e, TextDelta) and e.text.strip()]
@@ -336,15 +392,14 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
             if text not in errors:
                 errors.append(text)
             continue
-        start, before = _call_turn_start(prompt, with_call)
-        added = with_call[start:]
+        added = _without_conversation_tail(template, prompt, with_call, tools)
         wire = _cut_turn(added, _turn_end(template, tools))
         renders_tools = PROBE_NAME in prompt
         # Judged before the cut: a template may render the call as a turn of its own.
         call_survives = PROBE_NAME in added
         # A template that lists no tools may still write calls (DeepSeek V3.1):
         # its format is what the call turn is written in.
-        readers = _readers(wire, prompt[:before]) if call_survives else []
+        readers = _readers(wire, prompt) if call_survives else []
         if len(readers) == 1:
             return TemplateProbe(template.name, readers[0][0], renders_tools, True, wire, shape, readers[0][1],
                                  with_tools=tools is not None)

@@ -109,8 +109,13 @@ class ChatTemplate:
     special_tokens: tuple[tuple[str, str], ...] = _EMPTY_BOS_EOS
     response_template: dict | None = field(default=None, compare=False, repr=False)
 
-    def render(self, conversation: list[dict], *, tools=None, add_generation_prompt=False) -> str:
-        """Render through transformers' own Jinja machinery (what apply_chat_template runs)."""
+    def render(self, conversation: list[dict], *, tools=None, add_generation_prompt=False, **variables) -> str:
+        """Render through transformers' own Jinja machinery (what apply_chat_template runs).
+
+        variables are further template variables, as apply_chat_template's
+        extra keyword arguments pass them (firefunction v2 needs ``functions``
+        and ``datetime``); they override a special token of the same name.
+        """
         from transformers.utils.chat_template_utils import render_jinja_template
 
         rendered, _ = render_jinja_template(
@@ -118,7 +123,7 @@ class ChatTemplate:
             tools=tools,
             chat_template=self.source,
             add_generation_prompt=add_generation_prompt,
-            **dict(self.special_tokens),
+            **{**dict(self.special_tokens), **variables},
         )
         return rendered[0]
 

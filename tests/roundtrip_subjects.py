@@ -30,16 +30,15 @@ from functools import cache
 from jinja2 import TemplateError
 from transformers.utils.chat_parsing.response_parser import parse_response
 
-from families import FAMILIES, GEMMA4
 from templatestudio import corpus
 from templatestudio.calls import UnparsedToolCall
 from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
 from templatestudio.probe import CALL_SHAPES, probe_template, same_json_value
 from templatestudio.templates import ChatTemplate
 
-LLAMA31 = "unsloth/Llama-3.1-8B-Instruct"  # in the cache beside the course's families
-CACHED_REPOS = (*FAMILIES.values(), GEMMA4, LLAMA31)
+CACHED_REPOS = tuple(declared.repo_id for declared in COURSE_FAMILIES)  # every tokenizer in the cache
 QUESTION = {"role": "user", "content": "Please look that up."}
 TOOLS = [{"type": "function", "function": {
     "name": "lookup", "description": "Look something up.",

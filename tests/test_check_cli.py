@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from templatestudio.__main__ import build_parser, deadline_seconds, main, memory_mib
 from templatestudio.families import LLAMA31
 from templatestudio.sandbox import MAX_DEADLINE, check_limits, run_sandboxed
+from templatestudio.template_errors import advice_for
 
 HERMES_TEMPLATE = (
     "{%- if tools %}<|tools|>{% for tool in tools %}{{ tool.function.name }} {% endfor %}<|end|>{% endif -%}"
@@ -100,7 +101,7 @@ def test_check_reports_a_template_error(tmp_path, capsys):
     (tmp_path / "refuses.jinja").write_text("{{ raise_exception('no conversations, please') }}")
     assert main(["check", "--json", str(tmp_path / "refuses.jinja")]) == 0
     (row,) = json.loads(capsys.readouterr().out)["templates"]
-    assert row["parse_with"] == "none: the template errors"
+    assert row["parse_with"] == f"none: template error: {row['error']} — {advice_for(row['error'])}"
     assert row["error"] == "TemplateError: no conversations, please"
 
 
@@ -275,7 +276,7 @@ def test_a_jinja_syntax_error_is_one_line_and_a_failure(tmp_path, capsys, source
     (tmp_path / "broken.jinja").write_text(source)
     status, out, err = run_targets(capsys, str(tmp_path / "broken.jinja"))
     assert status == 1
-    assert out[1].startswith("broken ") and out[1].endswith("none: the template errors")
+    assert out[1].startswith("broken ") and out[1].endswith("not valid Jinja; fix its source at the line the message names")
     (line,) = err
     assert line.startswith("broken: not a Jinja template (syntax error: ") and line.endswith(")")
 

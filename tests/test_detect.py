@@ -19,7 +19,7 @@ import pytest
 from samples import FENCED_CALL, GEMMA4_CALL, QWEN3_CALL
 from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
 from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
-from templatestudio.families import LLAMA31
+from templatestudio.families import COURSE_FAMILIES, LLAMA31
 from templatestudio.formats import FORMATS, UnknownFormat
 from templatestudio.probe import (
     CALL_SHAPES,
@@ -33,6 +33,7 @@ from templatestudio.probe import (
 from templatestudio.reader import read_tool_calls
 from templatestudio.sandbox import DEFAULT_DEADLINE
 from templatestudio.templates import ChatTemplate, load_chat_templates
+from templatestudio.template_errors import advice_for
 
 EUR_JPY = [ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})]
 
@@ -157,9 +158,13 @@ def test_an_unknown_grammar_is_no_format():
         resolve_format(mini_template(UNREAD_GRAMMAR))
 
 
-def test_a_template_without_tools_is_no_format():
+def test_a_template_without_tools_still_has_the_format_its_calls_are_written_in():
+    # DeepSeek V3 and V3.1 list no tools (they go in a system message) but write calls.
     probe = probe_template(mini_template(HERMES_CALL, tools=False))
-    assert (probe.format, probe.renders_tools, probe.reason) == (None, False, "renders no tools")
+    assert (probe.format, probe.renders_tools, probe.call_survives) == (FORMATS["hermes"], False, True)
+    assert probe.reason == (f"hermes: {FORMATS['hermes'].description}; the template lists no tools "
+                            "(describe them in a system message)")
+    assert probe_template(mini_template("", tools=False)).reason == "renders no tools"
 
 
 def test_a_template_that_drops_calls_is_no_format():
@@ -190,7 +195,7 @@ def test_a_template_that_always_raises_reports_its_own_error():
     source = mini_template(HERMES_CALL, checks="{{ raise_exception('no tool calls here, ever') }}")
     probe = probe_template(source)
     assert probe.error == "TemplateError: no tool calls here, ever"
-    assert probe.reason == "template error: TemplateError: no tool calls here, ever"
+    assert probe.reason == f"template error: TemplateError: no tool calls here, ever — {advice_for(probe.error)}"
     for deadline in (None, DEFAULT_DEADLINE):  # in-process and sandboxed say the same
         with pytest.raises(TemplateProbeError) as caught:
             detect_format(source, deadline=deadline)
@@ -350,17 +355,18 @@ def llama31():
     return load_tokenizer(LLAMA31)
 
 
-COURSE_FORMATS = [("qwen3", "hermes"), ("gemma4", "gemma4"), ("llama3", None), ("gemma3", None)]
+@pytest.mark.parametrize("declared", COURSE_FAMILIES, ids=[declared.name for declared in COURSE_FAMILIES])
+def test_detection_on_the_course_tokenizers(declared):
+    from templatestudio.render import load_tokenizer
 
-
-@pytest.mark.parametrize(("family", "expected"), COURSE_FORMATS)
-def test_detection_on_the_course_tokenizers(tokenizers, family, expected):
-    found = detect_format(tokenizers[family])  # sandboxed, the default
-    assert (found.name if found else None) == expected
-    probe = probe_template(tokenizers[family])
+    tokenizer = load_tokenizer(declared.repo_id)
+    found = detect_format(tokenizer)  # sandboxed, the default
+    assert (found.name if found else None) == declared.call_format
+    probe = probe_template(tokenizer)
     assert probe.format is found
-    if expected is None:  # Llama 3 and Gemma 3 list no tools at all
-        assert (probe.renders_tools, probe.reason) == (False, "renders no tools")
+    assert (probe.renders_tools, probe.call_survives) == (declared.renders_tools, declared.call_survives)
+    if declared.call_format is None:  # Llama 3 and Gemma 3 list no tools at all
+        assert probe.reason == "renders no tools"
     else:
         assert probe.shape == "dict arguments, no content" and probe.text_values == ()
 

@@ -35,7 +35,9 @@ from templatestudio.resumable_match import MATCHED
 from templatestudio.stream import ToolCallStream
 
 NAMES = list(FORMATS)
-SETTINGS = settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+# Per format; the registry holds many formats, so the whole file stays within CI's minutes.
+SETTINGS = settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+EQUIVALENCE = settings(SETTINGS, max_examples=150)
 
 
 # --- reading helpers --------------------------------------------------------------------
@@ -136,7 +138,7 @@ def test_any_chunking_reads_like_the_whole_text(name):
     fmt = FORMATS[name]
     seen: Counter = Counter()
 
-    @SETTINGS
+    @EQUIVALENCE
     @given(text=alphabet_text(fmt), cuts=st.lists(st.integers(0, 400), max_size=8), seed=st.integers(0, 2**16))
     def agree(text, cuts, seed):
         whole = outcome(lambda: read_events(text, fmt))

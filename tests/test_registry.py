@@ -180,7 +180,7 @@ def test_write_call_reads_back_for_generated_calls(name):
     fmt = FORMATS[name]
     counts: Counter = Counter()
 
-    @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
     @given(call=calls_for(fmt))
     def round_trip(call):
         counts[round_trip_outcome(fmt, call)] += 1
@@ -196,7 +196,7 @@ def test_keys_of_any_text_read_back_or_are_declared_limits(name):
     """A key the wire cannot carry is declared by a wire limit; none is lost or changed silently."""
     fmt = FORMATS[name]
 
-    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=50, suppress_health_check=[HealthCheck.too_slow])
     @given(call=calls_for(fmt, keys=st.text(max_size=8)))
     def round_trip(call):
         round_trip_outcome(fmt, call)

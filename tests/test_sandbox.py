@@ -36,6 +36,7 @@ from templatestudio.sandbox import (
     run_sandboxed,
 )
 from templatestudio.templates import ChatTemplate, load_chat_templates
+from templatestudio.template_errors import advice_for
 from test_check_cli import HERMES_TEMPLATE  # the same small Hermes template `check` is tested on
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,7 +206,7 @@ def test_the_probe_reports_a_runaway_loop_as_stopped():
         "TemplateTimeout: loops: the template did not finish rendering within the 2 s deadline "
         "(its render was killed)"
     )
-    assert probe.reason == f"template error: {probe.error}"
+    assert probe.reason == f"template error: {probe.error} — {advice_for(probe.error)}"
 
 
 @pytest.mark.parametrize("source", MEMORY_BOMBS.values(), ids=MEMORY_BOMBS.keys())
@@ -307,7 +308,7 @@ def test_check_stops_a_memory_bomb_in_a_folder_and_reports_the_rest(tmp_path):
         "TemplateResourceError: bomb: the template's render was stopped: "
         "it ran out of memory under the 256 MiB memory limit"
     )
-    assert rows["escape"]["parse_with"] == "none: the template errors"
+    assert rows["escape"]["parse_with"] == f"none: template error: {rows['escape']['error']} — {advice_for(rows['escape']['error'])}"
     assert rows["escape"]["error"].startswith("SecurityError: access to attribute '__globals__'")
     assert (rows["hermes_mini"]["format"], rows["hermes_mini"]["parse_with"]) == ("hermes", "hermes parser")
     assert report["failures"] == [

@@ -12,6 +12,10 @@ start of the reply. A plain answer comes between ``<|START_RESPONSE|>`` and
 ``<|END_RESPONSE|>``: those two tokens are the reply's framing, so the reader
 drops them and the text between is the content.
 
+The response template reads one action block per reply (its list becomes
+the calls; a second block would replace the first), which is what the model
+writes; the reader reads any number.
+
 Refused: a bare object instead of the list, an empty list, ``name`` or
 ``arguments`` keys (another format's call), parameters written as a string,
 any other key, a block never closed.
@@ -42,7 +46,6 @@ RESPONSE_TEMPLATE = {
         "tool_calls": {
             "open": OPEN,
             "close": CLOSE,
-            "repeats": True,
             "content": "json",
             "transform_each": True,
             "transform": {"type": "function", "function": {"name": "{tool_name}", "arguments": "{parameters}"}},

@@ -22,6 +22,10 @@ decode, a parameter given twice, an invoke with an empty name, text
 between the tags, a block that never closes.
 Reasoning: ``<think>…</think>`` at the start of the reply (the thinking
 mode's generation prompt opens it).
+
+Not handled (no escaping exists on this wire): a key holding
+``" string="``, a name holding ``">``, and the closers inside values
+(declared in ``wire_limits``).
 """
 
 from __future__ import annotations
@@ -81,7 +85,7 @@ def _read_invoke(region: str, index: int) -> tuple[ParsedToolCall, int]:
         if typed is None:
             raise CallSyntaxError(f'the parameter at offset {position} has no string="true" or string="false"')
         key = region[key_start : typed.start()]
-        if PARAMETER_END in key or ">" + PARAMETER in key:
+        if PARAMETER_END in key or PARAMETER in key:
             raise CallSyntaxError(f"the parameter at offset {position} is not closed before the next one opens")
         value_end = region.find(PARAMETER_END, typed.end())
         if value_end == -1:

@@ -63,11 +63,17 @@ def _after_json(buffer: str, index: int) -> int | None:
 
 
 def _resume_point(buffer: str, position: int) -> int:
-    """Where to search again in an open string: before any backslashes the buffer ends with."""
+    """Where to search again in an open string that was searched from position (an escape boundary).
+
+    Backslashes at the end pair up from the start of their run; a whole
+    pair is settled, so the search resumes after the pairs and only an odd
+    last backslash waits for its partner. Walking back stops at position,
+    so each call costs only the text added since the last one.
+    """
     end = len(buffer)
     while end > position and buffer[end - 1] == "\\":
         end -= 1
-    return end
+    return len(buffer) - (len(buffer) - end) % 2
 
 
 @functools.lru_cache(maxsize=None)

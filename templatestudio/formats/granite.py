@@ -4,7 +4,9 @@ Read as vLLM's Granite tool-chat template writes it (``tojson(indent=4)``,
 any whitespace): after ``<|tool_call|>``, one JSON list of calls, each with
 exactly ``name`` and ``arguments`` (an object). Several calls share one
 list; the call region ends where the list closes, and text after it is
-content. Granite 3.x writes no reasoning block this reader knows
+content (the response template cannot: its JSON region runs to
+``<|end_of_text|>``, which is all Granite writes after the list). Granite 3.x
+writes no reasoning block this reader knows
 (``reasoning`` is None).
 
 Refused: a bare object instead of the list, an empty list, arguments written

@@ -17,18 +17,24 @@ ones opened by ``<|start|>assistant``. Read:
   (the engine's reasoning pair; consecutive analysis messages at the start
   are each reasoning);
 - content: the bodies of ``final`` and ``commentary`` (preamble) messages.
-  Their headers, ``<|start|>assistant`` and ``<|end|><|start|>assistant``
-  before a header, and ``<|return|>`` are the reply's framing: the reader
-  drops them (the regions read as no call).
+  Their headers, ``<|end|><|start|>assistant`` before a header, and
+  ``<|return|>`` are the reply's framing: the reader drops them (the regions
+  read as no call).
 
 Refused: a recipient other than ``functions.*`` (gpt-oss's built-in
-``browser`` and ``python`` tools), two recipients, a content type other
-than JSON, a body that is not one JSON object, a call that ends at ``<|end|>``.
+``browser`` and ``python`` tools), a call on the ``final`` channel, two
+recipients, a content type other than JSON, a body that is not one JSON
+object, a call that ends at ``<|end|>``.
 Not handled (what the engine cannot express): an analysis message after a
 preamble or a final message is not reasoning: it stays text, header
 included, since the engine reads reasoning only at the start of the reply;
 an analysis message that ends the reply keeps its ``<|end|>`` in the
-reasoning text. Names holding whitespace, ``<`` or ``"`` cannot be written.
+reasoning text; a ``<|start|>assistant`` that follows ``<|call|>`` (a
+second call in one reply, which a server stopping at ``<|call|>`` never
+returns) stays text: the engine reads a marker inside another marker
+(``<|start|>`` inside ``<|end|><|start|>assistant``) differently whole and
+streamed, so only the boundary is a marker. Names holding whitespace, ``<``
+or ``"`` cannot be written.
 
 Library: ``openai-harmony`` (OpenAI's Rust parser, on PyPI) installs here
 but cannot run offline: loading its encoding downloads the
@@ -95,7 +101,8 @@ def _read_header(region: str) -> tuple[str, int]:
         raise CallSyntaxError(f"expected {CHANNEL} at offset {position}")
     channel = _CHANNEL_NAME.match(region, position + len(CHANNEL))
     if channel is None or channel.group() not in _CALL_CHANNELS:
-        raise CallSyntaxError(f"a call on a channel other than {' or '.join(_CALL_CHANNELS)}")
+        shown = channel.group() if channel else region[position + len(CHANNEL) : position + len(CHANNEL) + 12]
+        raise CallSyntaxError(f"a call on the {shown!r} channel, not {' or '.join(_CALL_CHANNELS)}")
     position = channel.end()
     if region.startswith(" " + TO, position):
         if recipient is not None:
@@ -139,15 +146,15 @@ def _call_extent(skip: int):
 _NEXT_HEADER = either(literal(" " + TO), literal(CHANNEL))
 _FRAMED = either(literal("final"), literal("commentary"))
 CALL_OPENERS = (
-    Opener(CHANNEL, opener_pattern(CHANNEL, either(*map(literal, _CALL_CHANNELS)), literal(" " + TO)),
-           _call_extent(len(CHANNEL))),
+    # Cut short only past the point where a reasoning or framing header
+    # (``<|channel|>commentary<|message|>``) could still be what arrives.
+    Opener(CHANNEL, opener_pattern(CHANNEL, either(*map(literal, (*_CALL_CHANNELS, "final"))), literal(" " + TO)),
+           _call_extent(len(CHANNEL)), cut_after=len(CHANNEL + "commentary ")),
     Opener(TO, opener_pattern(TO, run(chars(r'[^ \t\n\r<"]'), at_least=1), literal(CHANNEL)),
            _call_extent(len(TO)), cut_after=len(TO + FUNCTIONS)),
 )
 FRAMING = (
     Opener(CHANNEL, opener_pattern(CHANNEL, _FRAMED, literal(MESSAGE)), lambda: TagExtent(len(CHANNEL), MESSAGE),
-           cut_after=_NEVER),
-    Opener(START, opener_pattern(START, literal(ASSISTANT), _NEXT_HEADER), lambda: TagExtent(len(START), ASSISTANT),
            cut_after=_NEVER),
     Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), lambda: TagExtent(len(END + START), ASSISTANT),
            cut_after=_NEVER),
@@ -171,7 +178,6 @@ FORMAT = Format(
     no_response_template="",
     reasoning=(ANALYSIS, BOUNDARY),
     samples=(
-        Sample(START + ASSISTANT + " " + _TEMPLATE, (CALL,), source="gpt-oss-120b template, a later message"),
         Sample(" " + _TEMPLATE, (CALL,), source="gpt-oss-120b template, right after the generation prompt"),
         Sample(_THINK + " " + _TEMPLATE, (CALL,), source="gpt-oss-120b template with thinking"),
         Sample(_MODEL, (CALL,), source="the model's own order, <|constrain|>"),

@@ -1,11 +1,12 @@
 """Llama 3.1–3.3 JSON: ``{"name": ..., "parameters": {...}}``, maybe after ``<|python_tag|>``.
 
 A bare object opens a call wherever it stands, when its first key is
-``name``, ``parameters``, ``arguments`` or ``type`` (Llama 3.2 echoes the
-tool list's ``"type": "function"``; key order is not fixed). Read: exactly
-``name`` and ``parameters``, an optional ``"type": "function"``; an
-object with ``arguments`` instead opens like a call and is refused (it is
-another format's call: Phi-4-mini, xLAM); the prose around
+``parameters`` or ``type`` (Llama 3.2 echoes the tool list's ``"type":
+"function"``; key order is not fixed), or ``name`` with one of those right
+after it (``formats.bare_json``). Read: exactly ``name`` and
+``parameters``, an optional ``"type": "function"``. An object whose
+arguments key is ``arguments`` opens Phi-4-mini's call instead (and a list
+of them xLAM's), so it raises here as another format's call; the prose around
 the object stays content, which is what a reply like "Here is the result:
 {…} Would you like more?" needs. An object that is not a call (JSON data
 for the user, a tool's schema) stays text; a broken object that began with
@@ -24,6 +25,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
     SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
+from templatestudio.formats.bare_json import LLAMA3_OPENING
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
 from templatestudio.resumable_match import chars, either, literal, run, sequence
@@ -87,10 +89,8 @@ def write_call(call: ParsedToolCall) -> str:
     return json.dumps({"name": call.name, "parameters": call.arguments}, ensure_ascii=False)
 
 
-_KEY = either(literal('"name"'), literal('"parameters"'), literal('"arguments"'), literal('"type"'),
-              literal("'name'"), literal("'parameters'"))
 OPENERS = (
-    Opener("{", opener_pattern("{", SPACES, _KEY, SPACES, literal(":")), lambda: ValueExtent(0), cut_after=3),
+    Opener("{", LLAMA3_OPENING, lambda: ValueExtent(0), cut_after=3),
     # After the tag: JSON, or a built-in call such as brave_search.call( — not a word of prose.
     Opener(TAG, opener_pattern(TAG, SPACES, either(literal("{"), sequence(chars(r"[A-Za-z_]"), run(chars(r"\w")), literal(".call(")))),
            lambda: ValueExtent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
@@ -121,7 +121,7 @@ FORMAT = Format(
         NearMiss('The user is {"name": "Ada", "age": 36}.', False, "JSON data about a person"),
         NearMiss('{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}', False, "a tool schema"),
         NearMiss(TAG + 'brave_search.call(query="x")', True, "a built-in tool call"),
-        NearMiss('{"name": "get_rate", "arguments": {"base": "EUR"}}', True, "OpenAI-style arguments"),
+        NearMiss('{"type": "function", "name": "get_rate", "arguments": {"base": "EUR"}}', True, "OpenAI-style arguments"),
         NearMiss("{'name': 'f', 'parameters': {}}", True, "Python-dict quoting, not JSON"),
         NearMiss("Send the <|python_tag|> token first.", False, "prose naming the tag"),
     ),
@@ -131,8 +131,6 @@ FORMAT = Format(
         WireLimit("a string holding } then ; : the response template's close pattern",
                   lambda arguments: any_string(arguments, lambda s: re.search(r"\}\s*;", s) is not None),
                   where="response template"),
-        WireLimit("a call with no arguments written as {} closes the response template's pattern early",
-                  lambda arguments: any_string(arguments, lambda s: "}" in s), where="response template"),
     ),
     corpus_labels=("llama3-json",),
     variants=('"type": "function" (Llama 3.2)', "keys in any order"),

@@ -8,7 +8,8 @@ Qwen3-Coder's template this one writes no newline around a value, so none
 is removed. The template writes a string value as it is and any other value
 through Jinja's ``string`` filter (Python's spelling: ``True``, ``None``,
 ``['a', 'b']``), so values are text, typed later against the tool's schema
-(``string_arguments``). Reasoning: ``<seed:think>…</seed:think>`` at the
+(``string_arguments``); an array or object in Python's spelling is not JSON,
+so ``coerce`` keeps it as text and ``dispatch`` reports the type. Reasoning: ``<seed:think>…</seed:think>`` at the
 start of the reply (its ``<seed:cot_budget_reflect>`` notes stay inside it).
 
 ``<function=`` is also Qwen3-Coder's bare opener; inside a Seed block

@@ -14,6 +14,7 @@ import os
 import re
 import socket
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -71,6 +72,23 @@ class Lab:
             self.api("DELETE", f"sessions/{session['id']}")
         for kernel in self.api("GET", "kernels"):
             self.api("DELETE", f"kernels/{kernel['id']}")
+
+    def shut_down_soon(self, name: str) -> None:
+        """Shut the kernel of notebook name down in the background.
+
+        The server answers a DELETE only once the kernel is gone, which takes
+        a second or more; the next notebook need not wait for that.
+        """
+        sessions = [s["id"] for s in self.api("GET", "sessions") if s["path"] == name]
+
+        def delete() -> None:
+            for session in sessions:
+                try:
+                    self.api("DELETE", f"sessions/{session}")
+                except (OSError, urllib.error.URLError):
+                    pass  # the server is stopping; its teardown shuts kernels down
+
+        threading.Thread(target=delete, daemon=True).start()
 
 
 def require_browser() -> None:
@@ -162,12 +180,12 @@ def wait_for_idle(page, timeout: int) -> None:
     )
 
 
-def close_notebook(page, lab: Lab) -> None:
-    """Close the current tab without saving, and shut its kernel down."""
+def close_notebook(page, lab: Lab, name: str) -> None:
+    """Close the current tab, name, without saving, and shut its kernel down."""
     tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab.lm-mod-current")
     edited = "jp-mod-dirty" in (tab.get_attribute("class") or "")
     tab.locator(".lm-TabBar-tabCloseIcon").click()
     if edited:  # JupyterLab asks before it drops changes
         page.locator(".jp-Dialog").get_by_role("button", name="Discard").click()
     page.wait_for_selector(".jp-NotebookPanel", state="detached", timeout=10_000)
-    lab.shut_down_kernels()
+    lab.shut_down_soon(name)

@@ -118,4 +118,4 @@ def notebook(request, page, lab):
     yield request.param
     if getattr(request.node, "browser_failed", False):
         screenshot(page, request.node)
-    close_notebook(page, lab)
+    close_notebook(page, lab, request.param)

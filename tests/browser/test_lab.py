@@ -105,8 +105,10 @@ def clipped(text: str, head: int = 700, tail: int = 500) -> str:
     return text if len(text) <= head + tail else f"{text[:head]}\n[...]\n{text[-tail:]}"
 
 
-def stored(name: str):
-    return nbformat.read(NOTEBOOK_SOURCE / name, as_version=4)
+def stored(lab, name: str):
+    """The notebook as the server holds it: the copy taken at the start, not the repo's file,
+    which someone may be re-executing meanwhile."""
+    return nbformat.read(lab.notebooks / name, as_version=4)
 
 
 def shown_outputs(cell) -> int:
@@ -136,8 +138,8 @@ def markdown_problems(stored_cell, shown, index: int) -> list[str]:
 
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS, indirect=True)
-def test_notebook_opens_rendered_with_its_outputs_and_unedited(page, notebook):
-    nb = stored(notebook)
+def test_notebook_opens_rendered_with_its_outputs_and_unedited(page, lab, notebook):
+    nb = stored(lab, notebook)
     fences = [len(MERMAID_FENCE.findall(c.source)) if c.cell_type == "markdown" else 0 for c in nb.cells]
     try:
         page.wait_for_function(MERMAID_SETTLED, arg=fences, timeout=20_000)
@@ -166,8 +168,8 @@ def test_notebook_opens_rendered_with_its_outputs_and_unedited(page, notebook):
 
 
 @pytest.mark.parametrize("notebook", RUN_ALL, indirect=True)
-def test_run_all_from_the_menu_raises_nothing(page, notebook):
-    nb = stored(notebook)
+def test_run_all_from_the_menu_raises_nothing(page, lab, notebook):
+    nb = stored(lab, notebook)  # read before Run All changes the copy
     page.evaluate(WATCH_QUEUE)
     page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
     page.locator('.lm-Menu-item[data-command="runmenu:run-all"]').click()

@@ -21,7 +21,10 @@ if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
 REQUESTED = os.environ.get("TEMPLATESTUDIO_VLLM_TESTS") == "1"
-VLLM_FOUND = importlib.util.find_spec("vllm") is not None
+_spec = importlib.util.find_spec("vllm")
+# This folder is on sys.path's parent and has no __init__.py, so without vLLM
+# installed "vllm" still resolves, to it, as a namespace package (no origin).
+VLLM_FOUND = _spec is not None and _spec.origin is not None
 
 if not REQUESTED:
     # The main suite: these need vLLM's environment and run as their own stage.
@@ -31,3 +34,21 @@ elif not VLLM_FOUND:
         f"TEMPLATESTUDIO_VLLM_TESTS=1 but vLLM cannot be imported by {sys.executable}: "
         "run `make vllm-test`, which builds .venv-vllm (make vllm) and runs these tests with it"
     )
+
+
+@pytest.fixture(scope="session")
+def trained_standin(tmp_path_factory, pytestconfig):
+    """trained_standin(family) -> standins.Trained, trained once per session."""
+    from server import report
+    from standins import train
+
+    trained = {}
+
+    def get(family):
+        if family.name not in trained:
+            folder = tmp_path_factory.mktemp(family.name.replace(".", ""))
+            trained[family.name] = result = train(family, folder / "model")
+            report(pytestconfig, f"{family.name}: stand-in trained in {result.seconds:.1f} s ({result.steps} steps)")
+        return trained[family.name]
+
+    return get

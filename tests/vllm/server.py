@@ -9,6 +9,7 @@ process group and stopped by its pid; its log goes to a file the tests read.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -21,6 +22,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from standins import tools_as_sent
 from templatestudio.integrations import plugin_path
 
 READY_TIMEOUT = 300.0  # seconds; measured 34-68 s here, on two shared cores
@@ -55,6 +57,7 @@ class Server:
     model_dir: Path
     log_path: Path
     port: int = field(default_factory=free_port)
+    environment: dict = field(default_factory=dict)  # extra variables for the server
     process: subprocess.Popen | None = None
     ready_seconds: float = 0.0
 
@@ -66,7 +69,7 @@ class Server:
         return self.log_path.read_text(encoding="utf-8", errors="replace") if self.log_path.exists() else ""
 
     def start(self) -> Server:
-        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1"}
+        env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "HF_HUB_OFFLINE": "1", **self.environment}
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
@@ -114,7 +117,7 @@ class Server:
             return error.code, json.loads(error.read() or b"{}")
 
     def stream(self, body: dict) -> list[dict]:
-        """The chunks of a streamed chat completion, parsed, up to [DONE]."""
+        """The chunks of a streamed chat completion, parsed, up to [DONE] (an error is a chunk too)."""
         request = urllib.request.Request(
             f"{self.url}/v1/chat/completions", data=json.dumps({**body, "stream": True}).encode(),
             headers={"Content-Type": "application/json"},
@@ -158,3 +161,36 @@ def joined(chunks: list[dict]) -> dict:
             finish = choice.get("finish_reason") or finish
     return {"content": content, "calls": [calls[i] for i in sorted(calls)], "finish_reason": finish,
             "content_fragments": fragments}
+
+
+def report(config, line: str) -> None:
+    """A line on the terminal even while pytest captures output (timings belong in the CI log)."""
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None:
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            reporter.write_line(line)
+
+
+@contextlib.contextmanager
+def running(trained, config, log_name: str, **environment):
+    """A server for a trained stand-in, started and, whatever happens, stopped."""
+    server = Server(trained.folder, trained.folder.parent / log_name, environment=environment)
+    try:
+        server.start()
+        report(config, f"{trained.family.name}: vLLM ready in {server.ready_seconds:.1f} s ({log_name})")
+        yield server
+    finally:
+        server.stop()
+
+
+def body(server: Server, messages: list[dict], **extra) -> dict:
+    """A chat request with the course's tool (as a client sends it), greedy."""
+    return {"model": str(server.model_dir), "messages": messages, "tools": tools_as_sent(),
+            "temperature": 0, "max_tokens": 160, **extra}
+
+
+def ask(server: Server, messages: list[dict], **extra) -> dict:
+    status, answer = server.post("/v1/chat/completions", body(server, messages, **extra))
+    assert status == 200, answer
+    return answer

@@ -20,14 +20,13 @@ otherwise the test checks that the committed file is what the server says.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from pathlib import Path
 
 import pytest
 
-from server import Server, joined
+from server import Server, ask, body, joined, running
 from standins import (
     EUR_JPY,
     FAMILIES,
@@ -37,7 +36,6 @@ from standins import (
     expected_call_content,
     result_message,
     tools_as_sent,
-    train,
 )
 from templatestudio.formats import FORMATS
 from templatestudio.reader import read_tool_calls
@@ -47,39 +45,12 @@ FIXTURE = Path(__file__).resolve().parent / "fixtures" / "serving_exchange.json"
 RECORD = os.environ.get("TEMPLATESTUDIO_RECORD_FIXTURE") == "1"
 
 
-def _report(config, line: str) -> None:
-    reporter = config.pluginmanager.get_plugin("terminalreporter")
-    capture = config.pluginmanager.get_plugin("capturemanager")
-    if reporter is not None:
-        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
-            reporter.write_line(line)
-
-
 @pytest.fixture(scope="module", params=FAMILIES, ids=[family.name for family in FAMILIES])
-def served(request, tmp_path_factory):
+def served(request, trained_standin):
     """(family, trained stand-in, running server); one server at a time, stopped after its tests."""
-    family = request.param
-    folder = tmp_path_factory.mktemp(family.name.replace(".", ""))
-    trained = train(family, folder / "model")
-    server = Server(folder / "model", folder / "server.log")
-    try:
-        server.start()
-        _report(request.config, f"{family.name}: stand-in trained in {trained.seconds:.1f} s "
-                                f"({trained.steps} steps); vLLM ready in {server.ready_seconds:.1f} s")
-        yield family, trained, server
-    finally:
-        server.stop()
-
-
-def body(server: Server, messages: list[dict], **extra) -> dict:
-    return {"model": str(server.model_dir), "messages": messages, "tools": tools_as_sent(),
-            "temperature": 0, "max_tokens": 160, **extra}
-
-
-def ask(server: Server, messages: list[dict], **extra) -> dict:
-    status, answer = server.post("/v1/chat/completions", body(server, messages, **extra))
-    assert status == 200, answer
-    return answer
+    trained = trained_standin(request.param)
+    with running(trained, request.config, "server.log") as server:
+        yield request.param, trained, server
 
 
 def raw_reply(server: Server, messages: list[dict]) -> str:
@@ -170,8 +141,12 @@ def _normalized(answer: dict) -> dict:
 
 
 def test_the_recorded_exchange_is_what_the_server_answers(served):
-    """tests/vllm/fixtures/serving_exchange.json, shown by notebook 19, matches this server."""
-    family, _, server = served
+    """tests/vllm/fixtures/serving_exchange.json, shown by notebook 19, matches this server.
+
+    rendered_prompt is the first trained prompt, which the /tokenize test
+    checks is token for token what the server renders for the request.
+    """
+    family, trained, server = served
     first = ask(server, QUESTION)
     message = first["choices"][0]["message"]
     call_id = message["tool_calls"][0]["id"]
@@ -179,6 +154,9 @@ def test_the_recorded_exchange_is_what_the_server_answers(served):
     sent_follow_up = [*QUESTION, call_message(message["content"], call_id), result_message(call_id)]
     request = {k: v for k, v in body(server, QUESTION).items() if k != "model"}
     entry = {
+        "rendered_prompt": trained.prompts[0],
+        # what the model wrote, untouched (tool_choice "none" passes it through)
+        "raw_replies": {"call": raw_reply(server, QUESTION), "broken_call": raw_reply(server, LEAK_QUESTION)},
         "request": request,
         "response": _normalized(first),
         "follow_up_request": {**request, "messages": follow_up},
@@ -192,3 +170,4 @@ def test_the_recorded_exchange_is_what_the_server_answers(served):
         "the recorded exchange differs from what the server answers; "
         "re-record with TEMPLATESTUDIO_RECORD_FIXTURE=1 make vllm-test"
     )
+

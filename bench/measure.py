@@ -1,0 +1,399 @@
+"""Every measurement of issue 16, with the peers, on the same inputs, in one run.
+
+``run_all(sizes, vllm_python)`` returns ``Results``: the rows of each table
+(bench/run.py prints them) and the goals (``Goal``) judged on them, which
+tests/test_bench_smoke.py also checks at ``SMOKE`` sizes. Peers:
+transformers' ``parse_response`` (whole replies) and ``ResponseParser``
+(streams), with each format's response template; vLLM's parsers through
+bench/vllm_peer.py when a vLLM interpreter is given. Every peer's calls are
+compared with the calls written, and a peer that reads them otherwise is
+marked wrong. Times are the best of several runs (bench/timing.py).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from transformers.utils.chat_parsing import ResponseParser
+
+import workloads as w
+from templatestudio.calls import UnparsedToolCall
+from templatestudio.stream import ToolCallEvent, ToolCallStream
+from timing import best_seconds
+
+BENCH = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Sizes:
+    big: int = 1_000_000  # one call's string argument
+    small: int = 1_000_000  # a reply of small calls
+    stream: int = 64_000  # the streamed reply
+    growth: tuple[int, int] = (64_000, 256_000)  # a reply of small calls, streamed
+    growth_chunks: tuple[int, ...] = (4, 1)
+    held: tuple[int, int] = (64_000, 256_000)  # an opener and spaces, streamed
+    held_chunks: tuple[int, ...] = (1, 4)
+    runs: int = 3
+    budget: float = 0.5  # seconds of repeats a cheap measurement may take, for a stable best
+    stream_budget: float = 0.5  # the same for the streams against ResponseParser, the noisiest ratio
+
+
+FULL = Sizes()
+# One big call stays at 1 MB: it takes a millisecond, and below that the reader's fixed cost hides its
+# speed. Growth starts at 16K: below that the data sits in the CPU's caches and per-feed costs look smaller.
+SMOKE = Sizes(big=1_000_000, small=32_000, stream=16_000, growth=(16_000, 64_000), growth_chunks=(4,),
+              held=(8_000, 32_000), held_chunks=(1,), runs=2, budget=0.05, stream_budget=0.25)
+# Issue 16's goals. The streaming goal against vLLM names the formats the issue names.
+GROWTH_LIMIT = 4.4
+VLLM_STREAM_FORMATS = ("hermes", "llama3-json")
+
+
+@dataclass(frozen=True)
+class Goal:
+    """One goal of issue 16 judged on one measurement (a ratio, or a rate where the issue gives one)."""
+
+    what: str
+    format: str
+    measured: float
+    target: float
+    higher_is_better: bool = True
+    ratio: bool = True  # False: an absolute rate, which the CI smoke run does not judge
+
+    def met(self, slack: float = 1.0) -> bool:
+        if self.higher_is_better:
+            return self.measured >= self.target / slack
+        return self.measured <= self.target * slack
+
+
+@dataclass
+class Results:
+    tables: dict[str, list[dict]] = field(default_factory=dict)
+    goals: list[Goal] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+# --- readers -------------------------------------------------------------------------------
+
+
+def stream_ours(fmt, pieces: list[str]) -> list:
+    stream = ToolCallStream(fmt)
+    events = [event for piece in pieces for event in stream.feed(piece)] + stream.close()
+    return [(e.call.name, e.call.arguments) for e in events if isinstance(e, ToolCallEvent)]
+
+
+def stream_transformers(fmt, pieces: list[str]) -> list:
+    parser = ResponseParser(fmt.response_template, prefix="")
+    for piece in pieces:
+        parser.feed(piece)
+    message, _ = parser.finalize()
+    return [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", [])]
+
+
+def held(fmt, pieces: list[str]) -> None:
+    """Feed a held opening and close it: the reply ends inside what opened as a call, so it raises."""
+    stream = ToolCallStream(fmt)
+    try:
+        for piece in pieces:
+            stream.feed(piece)
+        stream.close()
+    except UnparsedToolCall:
+        pass
+
+
+def verdict(read, expected) -> str:
+    try:
+        found = read()
+    except Exception as error:  # noqa: BLE001 - a peer that raises is wrong, and the row says how
+        return f"WRONG: raises {type(error).__name__}"
+    if found == expected:
+        return "yes"
+    if len(found) != len(expected):
+        return f"WRONG: {len(found)} calls of {len(expected)}"
+    return "WRONG: " + _first_difference(found, expected)
+
+
+def _first_difference(found, expected) -> str:
+    for (name, arguments), (want, wanted) in zip(found, expected):
+        if name != want:
+            return f"name {name!r}"
+        for key in wanted:
+            if arguments.get(key) != wanted[key]:
+                got = arguments.get(key)
+                if isinstance(got, str) and isinstance(wanted[key], str):
+                    return f"{key!r} is {len(got) - len(wanted[key]):+d} characters off"
+                return f"{key!r} differs"
+        if arguments != wanted:
+            return "extra keys"
+    return "differs"
+
+
+def _timed(action, sizes: Sizes) -> float:
+    return best_seconds(action, runs=sizes.runs, budget=sizes.budget, cap=50)
+
+
+def _paired(ours, theirs, sizes: Sizes) -> tuple[float, float | None]:
+    """Best times of two actions measured in alternation, so a burst of load hits both alike.
+
+    theirs' time is None when it raises (its verdict says how it failed).
+    """
+    best_ours, best_theirs, spent, count = float("inf"), float("inf"), 0.0, 0
+    failed = False
+    while count < sizes.runs or (spent < 2 * sizes.budget and count < 50):
+        started = time.perf_counter()
+        ours()
+        middle = time.perf_counter()
+        if not failed:
+            try:
+                theirs()
+            except Exception:  # noqa: BLE001 - reported by verdict()
+                failed = True
+        ended = time.perf_counter()
+        best_ours, spent, count = min(best_ours, middle - started), spent + ended - started, count + 1
+        if not failed:
+            best_theirs = min(best_theirs, ended - middle)
+        if ended - started > 2 * sizes.budget:
+            break
+    return best_ours, None if failed else best_theirs
+
+
+def _timed_peer(action, sizes: Sizes) -> float | None:
+    """A peer's time, or None when it raises (its verdict then says how it failed)."""
+    try:
+        return _timed(action, sizes)
+    except Exception:  # noqa: BLE001 - any failure of a peer is reported by verdict()
+        return None
+
+
+# --- vLLM --------------------------------------------------------------------------------
+
+
+def run_vllm(python: str | None, cases: list[dict]) -> tuple[str | None, dict]:
+    """vLLM's answers for cases, or (None, {}) when there is no vLLM interpreter."""
+    if python is None or not Path(python).exists():
+        return None, {}
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
+        json.dump({"cases": cases}, handle)
+    try:
+        done = subprocess.run([python, str(BENCH / "vllm_peer.py"), handle.name], capture_output=True, text=True,
+                              env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"}, timeout=3600)
+    finally:
+        os.unlink(handle.name)
+    if done.returncode != 0:
+        return f"vLLM failed: {done.stderr.strip().splitlines()[-1:]}", {}
+    answer = json.loads(done.stdout)
+    return answer["vllm"], answer["results"]
+
+
+def _vllm_cell(results: dict, case_id: str, expected) -> tuple[float | None, str]:
+    found = results.get(case_id)
+    if found is None:
+        return None, "-"
+    if "error" in found:
+        return None, found["error"]
+    if "at least" in found:  # stopped: its time is a lower bound, its answer unknown
+        return found["at least"], f"stopped after {found['at least']:.0f} s at {found['read'] / found['of']:.0%}"
+    calls = [tuple(call) for call in found["calls"]]
+    return found["seconds"], "yes" if calls == [tuple(c) for c in expected] else (
+        f"WRONG: {len(calls)} calls of {len(expected)}" if len(calls) != len(expected)
+        else "WRONG: " + _first_difference(calls, expected))
+
+
+# --- the tables ----------------------------------------------------------------------------
+
+
+def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bool = True) -> Results:
+    results = Results()
+    formats = w.formats()
+    big = {fmt.name: w.one_big_call(fmt, sizes.big) for fmt in formats}
+    small = {fmt.name: w.small_calls(fmt, sizes.small) for fmt in formats}
+    streamed = {fmt.name: w.small_calls(fmt, sizes.stream) for fmt in formats}
+    cases = []
+    for fmt in formats:
+        markers = sorted({*fmt.markers, *fmt.closers} - {"{", "}", "[", "]"})
+        cases += [
+            {"id": f"big {fmt.name}", "format": fmt.name, "markers": markers, "text": big[fmt.name].text,
+             "chunk": None, "runs": sizes.runs},
+            {"id": f"small {fmt.name}", "format": fmt.name, "markers": markers, "text": small[fmt.name].text,
+             "chunk": None, "runs": sizes.runs},
+        ]
+        if fmt.name in VLLM_STREAM_FORMATS:  # vLLM re-reads the whole text per chunk: minutes for every format
+            cases.append({"id": f"stream {fmt.name}", "format": fmt.name, "markers": markers,
+                          "text": streamed[fmt.name].text, "chunk": 4, "runs": 1})
+    started = time.perf_counter()
+    version, vllm = run_vllm(vllm_python, cases)
+    results.notes.append(f"vLLM: {version or 'vLLM not installed'}"
+                         + (f" (its parsers ran in {time.perf_counter() - started:.0f} s, imports included)" if vllm else ""))
+    if vllm:
+        results.notes.append(f"vLLM streaming measured for {', '.join(VLLM_STREAM_FORMATS)} only (the issue's goal; "
+                             "vLLM re-reads the whole text for every chunk)")
+    _one_call(results, big, vllm, sizes)
+    _small_calls(results, small, vllm, sizes)
+    _streams(results, streamed, vllm, sizes)
+    _growth(results, sizes)
+    _feed_cost(results, sizes)
+    if corpus_scan:
+        _check(results)
+    return results
+
+
+def _one_call(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None:
+    rows = results.tables.setdefault("one call with a big string argument", [])
+    for name, reply in replies.items():
+        fmt = reply.format
+        ours, loads = _paired(lambda: w.read_ours(reply.text, fmt), lambda: json.loads(reply.payload), sizes)
+        row = {"format": name, "MB": len(reply.text) / 1e6, "ours": ours, "ours ok": verdict(lambda: w.read_ours(
+            reply.text, fmt), reply.calls), "json.loads": loads}
+        if fmt.response_template is not None:
+            again, row["transformers"] = _paired(lambda: w.read_ours(reply.text, fmt),
+                                                 lambda: w.read_response_template(reply.text, fmt), sizes)
+            row["ours"] = ours = min(ours, again)
+            row["transformers ok"] = verdict(lambda: w.read_response_template(reply.text, fmt), reply.calls)
+        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"big {name}", reply.calls)
+        rows.append(row)
+        if w.json_bodied(fmt):
+            results.goals.append(Goal("one big call: speed as a share of json.loads on the arguments", name,
+                                      loads / ours, 0.6))
+            for peer in ("transformers", "vllm"):
+                if row.get(peer) and row.get(f"{peer} ok") == "yes":
+                    results.goals.append(Goal(f"one big call: times faster than {peer}", name, row[peer] / ours, 2.0))
+
+
+def _small_calls(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None:
+    rows = results.tables.setdefault("a reply of small calls", [])
+    for name, reply in replies.items():
+        fmt = reply.format
+        ours = _timed(lambda: w.read_ours(reply.text, fmt), sizes)
+        row = {"format": name, "MB": len(reply.text) / 1e6, "calls": len(reply.calls), "joined by": w.joiner(fmt)[0],
+               "ours": ours, "ours ok": verdict(lambda: w.read_ours(reply.text, fmt), reply.calls)}
+        if fmt.response_template is not None:
+            row["transformers"] = _timed_peer(lambda: w.read_response_template(reply.text, fmt), sizes)
+            row["transformers ok"] = verdict(lambda: w.read_response_template(reply.text, fmt), reply.calls)
+        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"small {name}", reply.calls)
+        rows.append(row)
+        rate = len(reply.text) / 1e6 / ours
+        if w.json_bodied(fmt):
+            results.goals.append(Goal("small calls: MB/s", name, rate, 50.0, ratio=False))
+        elif w.joiner(fmt)[0] == "one list":  # calls are items of one list: pythonic's goal
+            results.goals.append(Goal("small calls in one list: MB/s", name, rate, 20.0, ratio=False))
+
+
+def _streams(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None:
+    rows = results.tables.setdefault("stream in 4-character chunks", [])
+    for name, reply in replies.items():
+        fmt, pieces = reply.format, w.chunks(reply.text, 4)
+        if fmt.response_template is not None:
+            ours, theirs = _paired(lambda: stream_ours(fmt, pieces), lambda: stream_transformers(fmt, pieces),
+                                   dataclasses.replace(sizes, budget=sizes.stream_budget))
+        else:
+            ours, theirs = _timed(lambda: stream_ours(fmt, pieces), sizes), None
+        row = {"format": name, "KB": len(reply.text) / 1e3, "ours": ours,
+               "ours ok": verdict(lambda: stream_ours(fmt, pieces), reply.calls)}
+        if fmt.response_template is not None:
+            row["transformers"] = theirs
+            row["transformers ok"] = verdict(lambda: stream_transformers(fmt, pieces), reply.calls)
+            if row["transformers ok"] == "yes":
+                results.goals.append(Goal("stream, 4-char chunks: times faster than ResponseParser", name,
+                                          row["transformers"] / ours, 2.0))
+        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"stream {name}", reply.calls)
+        if name in VLLM_STREAM_FORMATS and row["vllm"] and (row["vllm ok"] == "yes" or row["vllm ok"].startswith("stopped")):
+            # A stopped vLLM stream gives a lower bound on the ratio, judged as measured.
+            results.goals.append(Goal("stream, 4-char chunks: times faster than vLLM (at least, if stopped)", name,
+                                      row["vllm"] / ours, 10.0))
+        rows.append(row)
+
+
+def _growth(results: Results, sizes: Sizes) -> None:
+    rows = results.tables.setdefault("growth", [])
+    for fmt in w.formats():
+        for label, chunk, (low, high) in growth_workloads(fmt, sizes):
+            times = []
+            for size in (low, high):
+                if label == "small calls":
+                    pieces = w.chunks(w.small_calls(fmt, size).text, chunk)
+                    action = lambda pieces=pieces: stream_ours(fmt, pieces)  # noqa: E731
+                else:
+                    pieces = w.chunks(w.held_opening(fmt, size), chunk)
+                    action = lambda pieces=pieces: held(fmt, pieces)  # noqa: E731
+                times.append(best_seconds(action, runs=2 if size > 100_000 else sizes.runs, budget=sizes.budget, cap=20))
+            growth = times[1] / times[0]
+            rows.append({"format": fmt.name, "workload": label, "chunk": chunk, "low": times[0], "high": times[1],
+                         "growth": growth, "sizes": (low, high)})
+            results.goals.append(Goal(_growth_name(label, chunk, low, high), fmt.name, growth, GROWTH_LIMIT,
+                                      higher_is_better=False))
+
+
+def _feed_cost(results: Results, sizes: Sizes) -> None:
+    rows = results.tables.setdefault("fixed cost of one feed", [])
+    pieces = w.chunks(w.prose(sizes.growth[0] // 4), 1)
+    for fmt in w.formats():
+        ours = best_seconds(lambda: stream_ours(fmt, pieces), runs=sizes.runs, budget=sizes.budget, cap=20)
+        row = {"format": fmt.name, "feeds": len(pieces), "ours us": 1e6 * ours / len(pieces)}
+        if fmt.response_template is not None:
+            theirs = _timed_peer(lambda: stream_transformers(fmt, pieces), sizes)
+            if theirs is not None:
+                row["transformers us"] = 1e6 * theirs / len(pieces)
+        rows.append(row)
+
+
+def _check(results: Results) -> None:
+    from templatestudio import corpus
+    from templatestudio.probe import _probe, _probe_sandboxed
+    from templatestudio.sandbox import DEFAULT_DEADLINE
+
+    rows = results.tables.setdefault("check over the corpus", [])
+    if not corpus.corpus_available():
+        results.notes.append(corpus.missing_message())
+        return
+    _probe.cache_clear()
+    _probe_sandboxed.cache_clear()
+    scanned, seconds = corpus.scan(deadline=DEFAULT_DEADLINE)
+    wrong = sum(1 for row in scanned if row.agrees is False)
+    started = time.perf_counter()
+    cli = subprocess.run([sys.executable, "-m", "templatestudio", "check", str(corpus.corpus_dir() / "templates")],
+                         capture_output=True, text=True, cwd=BENCH.parent, timeout=600)
+    end_to_end = time.perf_counter() - started
+    rows.append({"templates": len(scanned), "wrong": wrong, "scan s": seconds, "cli s": end_to_end,
+                 "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE})
+    results.goals.append(Goal("check over the corpus, sandboxed: seconds", "corpus", seconds, 5.0,
+                              higher_is_better=False, ratio=False))
+
+
+def growth_workloads(fmt, sizes: Sizes) -> list[tuple[str, int, tuple[int, int]]]:
+    """(label, chunk size, (low, high) sizes) of each growth measurement."""
+    label = f"held opening ({fmt.openers[0].literal!r} + spaces)"
+    return [("small calls", chunk, sizes.growth) for chunk in sizes.growth_chunks] + [
+        (label, chunk, sizes.held) for chunk in sizes.held_chunks]
+
+
+def _growth_name(label: str, chunk: int, low: int, high: int) -> str:
+    return f"growth {low // 1000}K -> {high // 1000}K, {label}, {chunk}-char chunks"
+
+
+def planned_ratio_goals(sizes: Sizes = SMOKE) -> list[tuple[str, str]]:
+    """(what, format) of every ratio goal a run without vLLM judges, known before measuring.
+
+    A goal against a peer is judged only where the peer reads the workload
+    right; that is checked here on the same inputs, without timing.
+    """
+    planned = []
+    for fmt in w.formats():
+        if w.json_bodied(fmt):
+            planned.append(("one big call: speed as a share of json.loads on the arguments", fmt.name))
+            reply = w.one_big_call(fmt, sizes.big)
+            if fmt.response_template is not None and verdict(
+                    lambda: w.read_response_template(reply.text, fmt), reply.calls) == "yes":
+                planned.append(("one big call: times faster than transformers", fmt.name))
+        reply = w.small_calls(fmt, sizes.stream)
+        if fmt.response_template is not None and verdict(
+                lambda: stream_transformers(fmt, w.chunks(reply.text, 4)), reply.calls) == "yes":
+            planned.append(("stream, 4-char chunks: times faster than ResponseParser", fmt.name))
+        planned += [(_growth_name(label, chunk, *span), fmt.name) for label, chunk, span in growth_workloads(fmt, sizes)]
+    return planned

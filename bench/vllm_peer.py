@@ -1,0 +1,165 @@
+"""vLLM's tool parsers on the benchmark's replies; run by bench/run.py under the vLLM environment's Python.
+
+    .venv-vllm/bin/python bench/vllm_peer.py CASES.json  ->  JSON on stdout
+
+CASES.json holds {"cases": [{"id", "format", "markers", "text", "chunk"
+(null: the whole text at once), "runs"}]}. Each case is read by the vLLM
+parser this file maps the format to (``PARSERS``: the names are vLLM's, so
+the mapping lives here, beside the peer, not in the package's registry),
+with a tokenizer from the Hugging Face cache to which the format's markers
+are added as special tokens when it lacks them (vLLM's Mistral and DeepSeek
+parsers look their control tokens up in the vocabulary; no such tokenizer is
+cached here). Mistral is left out: vLLM's Mistral parser chooses the shape
+it reads (the JSON list or ``NAME[ARGS]``) by the Mistral tokenizer's
+version, and no Mistral tokenizer is cached, so it would read 0 calls of the
+``NAME[ARGS]`` shape ``write_call`` writes. Streaming feeds the chunks to ``extract_tool_calls_streaming``
+with the running text and no token ids (the parsers measured read text),
+and joins the name and argument deltas per call index.
+
+Output: {"vllm": version, "results": {id: {"seconds": best, "calls":
+[[name, arguments]...]}, or {"at least": seconds, "read": n, "of": total}
+for a stream stopped after ``STREAM_ALLOWANCE`` seconds, or {"error":
+"..."}}}. Timing covers the parser's calls only, a fresh parser per run,
+best of "runs".
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+PARSERS = {  # this package's format name -> (vLLM parser name, tokenizer repo in the cache)
+    "hermes": ("hermes", "Qwen/Qwen3-0.6B"),
+    "llama3-json": ("llama3_json", "unsloth/Llama-3.1-8B-Instruct"),
+    "pythonic": ("pythonic", "Qwen/Qwen3-0.6B"),
+    "qwen-xml": ("qwen3_xml", "Qwen/Qwen3-0.6B"),
+    "gemma4": ("gemma4", "google/gemma-4-E2B-it"),
+    "deepseek-v3": ("deepseek_v3", "Qwen/Qwen3-0.6B"),
+    "deepseek-v3.1": ("deepseek_v31", "Qwen/Qwen3-0.6B"),
+    "kimi-k2": ("kimi_k2", "Qwen/Qwen3-0.6B"),
+    "deepseek-dsml": ("deepseek_v32", "Qwen/Qwen3-0.6B"),
+    "glm-xml": ("glm47", "Qwen/Qwen3-0.6B"),
+    "minimax-xml": ("minimax_m2", "Qwen/Qwen3-0.6B"),
+    "seed-oss": ("seed_oss", "Qwen/Qwen3-0.6B"),
+    "granite": ("granite", "Qwen/Qwen3-0.6B"),
+    "harmony": ("openai", "Qwen/Qwen3-0.6B"),
+    "gigachat": ("gigachat3", "Qwen/Qwen3-0.6B"),
+    "functiongemma": ("functiongemma", "google/gemma-4-E2B-it"),
+    "internlm2": ("internlm", "Qwen/Qwen3-0.6B"),
+    "phi4-mini": ("phi4_mini_json", "Qwen/Qwen3-0.6B"),
+    "xlam": ("xlam", "Qwen/Qwen3-0.6B"),
+}
+
+
+def _tokenizer(repo: str, markers: list[str], cache: dict):
+    # transformers' tokenizer, not vLLM's get_tokenizer: vLLM's wrapper caches the
+    # vocabulary when it is made, so tokens added afterwards stay invisible to the parsers.
+    from transformers import AutoTokenizer
+
+    key = (repo, tuple(markers))
+    if key not in cache:
+        tokenizer = AutoTokenizer.from_pretrained(repo)
+        missing = [marker for marker in markers if marker not in tokenizer.get_vocab()]
+        if missing:
+            tokenizer.add_special_tokens({"additional_special_tokens": missing})
+        cache[key] = tokenizer
+    return cache[key]
+
+
+def _request(text: str):
+    from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
+
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object", "properties": {}}}}
+             for name in ("write_report", "get_exchange_rate")]
+    return ChatCompletionRequest(messages=[{"role": "user", "content": "x"}], model="bench", tools=tools)
+
+
+def _whole(parser, text: str, request) -> list:
+    result = parser.extract_tool_calls(text, request)
+    return [[call.function.name, json.loads(call.function.arguments)] for call in result.tool_calls]
+
+
+def _stream(parser, text: str, chunk: int, request, deadline: float) -> list:
+    """The calls streamed; raises Stopped when the deadline (perf_counter) passes first."""
+    calls: dict[int, list] = {}
+    current = ""
+    for start in range(0, len(text), chunk):
+        if time.perf_counter() > deadline:
+            raise Stopped(start, len(text))
+        delta = text[start : start + chunk]
+        previous, current = current, current + delta
+        message = parser.extract_tool_calls_streaming(previous, current, delta, [], [], [], request)
+        for call in (message.tool_calls if message is not None and message.tool_calls else ()):
+            entry = calls.setdefault(call.index, ["", ""])
+            function = call.function
+            if function is not None:
+                name = function.get("name") if isinstance(function, dict) else function.name
+                arguments = function.get("arguments") if isinstance(function, dict) else function.arguments
+                entry[0] += name or ""
+                entry[1] += arguments or ""
+    return [[name, json.loads(arguments) if arguments else {}] for _, (name, arguments) in sorted(calls.items())]
+
+
+class Stopped(Exception):
+    """The stream outlived its time allowance after reading `at` of `total` characters."""
+
+    def __init__(self, at: int, total: int) -> None:
+        super().__init__(at, total)
+        self.at, self.total = at, total
+
+
+STREAM_ALLOWANCE = 60.0  # seconds; a stream still running then is reported as a lower bound
+
+
+def run(cases: list[dict]) -> dict:
+    from vllm.tool_parsers import ToolParserManager
+
+    tokenizers: dict = {}
+    results = {}
+    for case in cases:
+        if case["format"] not in PARSERS:
+            results[case["id"]] = {"error": "no vLLM parser for this format"}
+            continue
+        name, repo = PARSERS[case["format"]]
+        try:
+            tokenizer = _tokenizer(repo, case["markers"], tokenizers)
+            make = ToolParserManager.get_tool_parser(name)
+            request = _request(case["text"])
+            best, calls = float("inf"), None
+            for _ in range(case["runs"]):
+                parser = make(tokenizer)
+                started = time.perf_counter()
+                if case["chunk"] is None:
+                    calls = _whole(parser, case["text"], request)
+                else:
+                    try:
+                        calls = _stream(parser, case["text"], case["chunk"], request, started + STREAM_ALLOWANCE)
+                    except Stopped as stopped:
+                        results[case["id"]] = {"at least": time.perf_counter() - started, "parser": name,
+                                               "read": stopped.at, "of": stopped.total}
+                        break
+                best = min(best, time.perf_counter() - started)
+                if best > 5:  # one slow run is enough
+                    break
+            else:
+                results[case["id"]] = {"seconds": best, "calls": calls, "parser": name}
+        except Exception as error:  # noqa: BLE001 - a peer that fails is reported, not fatal
+            results[case["id"]] = {"error": f"{type(error).__name__}: {str(error)[:200]}", "parser": name}
+    return results
+
+
+def main() -> None:
+    import logging
+
+    logging.disable(logging.CRITICAL)  # vLLM logs every parse error it swallows
+    with open(sys.argv[1], encoding="utf-8") as handle:
+        cases = json.load(handle)["cases"]
+    import vllm
+
+    results = run(cases)
+    json.dump({"vllm": vllm.__version__, "results": results}, sys.stdout)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,123 @@
+"""Functionary v3.1: ``<function=NAME>{…}</function>`` (MeetKai Functionary medium v3.1, on Llama 3.1).
+
+Source: the corpus template ``meetkai-functionary-medium-v3.1``: each call
+is the tag, the arguments as one JSON object, and ``</function>``; several
+calls follow each other, and the turn ends with ``<|eom_id|>`` (text).
+
+Read: any number of calls anywhere in the reply, whitespace between the
+tag and the object; the name is the text between ``=`` and ``>``, exactly
+as written. Refused (``UnparsedToolCall``): arguments that are a JSON
+string (the template double-encodes string arguments; the model writes
+the object), a name holding whitespace, text between the object and
+``</function>``, a call that never closes.
+
+Qwen3-Coder's XML (``qwen-xml``) has a bare ``<function=NAME>`` opener too;
+the two are told apart by what follows the tag: ``{`` or ``"`` here,
+``<parameter=`` or ``</function>`` there, so each format's reader refuses
+the other's call as foreign. As in qwen-xml, a reply that ends inside the
+tag or right after it is prose ("Call <function=get_weather>"), not a
+call cut short.
+
+Not handled: the code-interpreter call ``<|python_tag|>CODE`` that the
+template writes for a tool named ``python`` (it is llama3-json's marker,
+and code after it is refused or text there). No reasoning block, no ids.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
+from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.jsonbody import decode_at, skip_space
+from templatestudio.resumable_match import chars, either, literal, run
+
+OPEN, CLOSE = "<function=", "</function>"
+_NAME_CHARS = r'[^<>\n"]'  # what the tag can hold: no quote, so the extent's string tracking starts at the JSON
+_BAD_NAME = re.compile(r"[ \t\r\n]")
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<|start_header_id|>assistant<|end_header_id|>\n\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r'<function=(?P<name>[^<>\n"]+)>',
+            "close": CLOSE,
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    head_end = region.index(">", len(OPEN))  # the opener matched: the tag is whole
+    name = region[len(OPEN) : head_end]
+    if _BAD_NAME.search(name):
+        raise CallSyntaxError(f"the function name {name!r} holds whitespace")
+    start = skip_space(region, head_end + 1)
+    if region.startswith('"', start):
+        raise CallSyntaxError(f"the arguments of {name!r} are a JSON string, not an object")
+    arguments, after = decode_at(region, start)
+    if not isinstance(arguments, dict):
+        raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
+    after = skip_space(region, after)
+    if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
+        raise CallSyntaxError(f"expected {CLOSE} after the arguments of {name!r}, at offset {after}")
+    return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return f"{OPEN}{call.name}>{json.dumps(call.arguments, ensure_ascii=False)}{CLOSE}"
+
+
+OPENER = Opener(
+    OPEN,
+    opener_pattern(OPEN, run(chars(_NAME_CHARS), at_least=1), literal(">"), SPACES,
+                   either(literal("{"), literal('"'))),
+    lambda: TagExtent(len(OPEN), CLOSE, "json"),
+    cut_after=1 << 30,  # as qwen-xml's bare tag: a reply ending inside the tag is prose
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_ONE = '<function=get_exchange_rate>{"base": "EUR", "quote": "JPY"}</function>'
+
+FORMAT = Format(
+    name="functionary-v3.1",
+    description="<function=NAME>{JSON arguments}</function> (MeetKai Functionary v3.1)",
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=(CLOSE,),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample(_ONE, (CALL,), source="Functionary v3.1's template"),
+        Sample('<function=a>{}</function><function=b>{"x": [1, 2]}</function>',
+               (ParsedToolCall("a", {}), ParsedToolCall("b", {"x": [1, 2]})), source="two calls in a row"),
+        Sample("Let me check.\n" + _ONE, (CALL,), source="text before the call"),
+        Sample('<function=write_note>\n{"text": "ends with </function> here"}\n</function>',
+               (ParsedToolCall("write_note", {"text": "ends with </function> here"}),),
+               source="a closer inside a string; whitespace around the object"),
+    ),
+    near_misses=(
+        NearMiss('<function=get_exchange_rate>{"base": "EUR"', True, "cut inside the JSON"),
+        NearMiss('<function=get_exchange_rate>{"base": "EUR"}', True, "never closed"),
+        NearMiss('<function=get_exchange_rate>"{\\"base\\": \\"EUR\\"}"</function>', True, "arguments double-encoded"),
+        NearMiss('<function=a>{"x": 1} and then</function>', True, "text before the closer"),
+        NearMiss("<function=get weather>{}</function>", True, "a name with a space"),
+        NearMiss("Use the <function=NAME> tag, then the arguments.", False, "prose naming the tag"),
+    ),
+    wire_limits=(
+        WireLimit(f"a string holding {CLOSE}: the response template closes the call at the first one",
+                  lambda arguments: any_string(arguments, lambda s: CLOSE in s), where="response template"),
+    ),
+    corpus_labels=("other:functionary",),
+    variants=("whitespace around the arguments", "several calls in one turn"),
+)

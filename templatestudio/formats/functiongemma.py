@@ -1,0 +1,114 @@
+"""FunctionGemma: ``<start_function_call>call:NAME{key:value,…}<end_function_call>``, one call per block.
+
+Model: Google's FunctionGemma (Gemma 3 270M tuned for function calling).
+Source: the corpus template ``tool_chat_template_functiongemma`` (vLLM's
+example template). The value grammar is Gemma 4's with ``<escape>`` as the
+string delimiter (``formats.keyed_values``): strings between ``<escape>``
+with nothing escaped, bare ASCII numbers, ``true``/``false``/``null``,
+lists and nested objects, keys bare words.
+
+vLLM's template writes every value as its Python text between
+``<escape>`` (``count:<escape>42<escape>``, ``on:<escape>True<escape>``):
+those come back as the strings written, never guessed into numbers; the
+schema types them (``templatestudio.coerce``). The template lists the tools
+only inside a system or developer message, so a conversation without one
+shows the model no tools, though it still writes the calls of past turns.
+
+Read: several blocks anywhere in the reply, text between them; names as
+written, ``-`` and ``.`` included. Refused: no ``call:`` after the token
+(prose that merely names the token stays text), whitespace inside the call,
+a string never closed, non-ASCII digits, text between ``}`` and
+``<end_function_call>``, a block that never closes. No reasoning channel.
+"""
+
+from __future__ import annotations
+
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.keyed_values import KeyedValues, any_key, bad_key, write_value
+from templatestudio.resumable_match import literal
+
+OPEN, CLOSE, QUOTE = "<start_function_call>", "<end_function_call>", "<escape>"
+_HEAD = re.compile(r"call:([^\W0-9][\w.\-]*)")
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "<start_of_turn>model",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"<start_function_call>call:(?P<name>\w+)",
+            "close": CLOSE,
+            "repeats": True,
+            "content": "json",
+            "content_args": {"unquoted_keys": True, "string_delims": [[QUOTE, QUOTE]]},
+            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+        },
+        "content": {"close": ["<end_of_turn>", "<start_function_response>"], "content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    head = _HEAD.match(region, len(OPEN))
+    if head is None or not region.startswith("{", head.end()):
+        raise CallSyntaxError(f"expected call:NAME{{ after {OPEN}")
+    arguments, after = KeyedValues(region, QUOTE).object(head.end(), 1)
+    if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
+        raise CallSyntaxError(f"expected {CLOSE} at offset {after}")
+    return [CallSpan(ParsedToolCall(head.group(1), arguments), 0, len(region))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return f"{OPEN}call:{call.name}{write_value(call.arguments, QUOTE)}{CLOSE}"
+
+
+# "call:" after the token opens a call; the token alone in prose does not.
+OPENER = Opener(OPEN, opener_pattern(OPEN, literal("call:")), lambda: TagExtent(len(OPEN), CLOSE, QUOTE))
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_ONE = f"{OPEN}call:get_exchange_rate{{base:{QUOTE}EUR{QUOTE},quote:{QUOTE}JPY{QUOTE}}}{CLOSE}"
+
+FORMAT = Format(
+    name="functiongemma",
+    description="<start_function_call>call:NAME{key:value}<end_function_call> with <escape> strings (FunctionGemma)",
+    openers=(OPENER,),
+    read_region=read_region,
+    write_call=write_call,
+    closers=(CLOSE,),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample(_ONE, (CALL,), source="tool_chat_template_functiongemma"),
+        Sample(f"{OPEN}call:s{{limit:10,live:true,o:{{days:7}},p:[{QUOTE}a{QUOTE},1.5],since:null}}{CLOSE}",
+               (ParsedToolCall("s", {"limit": 10, "live": True, "o": {"days": 7}, "p": ["a", 1.5], "since": None}),),
+               source="typed values, as FunctionGemma writes them"),
+        Sample(f"{OPEN}call:probe{{count:{QUOTE}42{QUOTE},on:{QUOTE}True{QUOTE},tags:{QUOTE}['a']{QUOTE}}}{CLOSE}",
+               (ParsedToolCall("probe", {"count": "42", "on": "True", "tags": "['a']"}),),
+               source="vLLM's template: every value as its Python text"),
+        Sample(f"Two lookups.\n{_ONE}\n{OPEN}call:get-weather{{city:{QUOTE}Paris, FR{QUOTE}}}{CLOSE}",
+               (CALL, ParsedToolCall("get-weather", {"city": "Paris, FR"})), source="two calls after text"),
+    ),
+    near_misses=(
+        NearMiss(f"FunctionGemma opens each call with the {OPEN} token.", False, "prose naming the token"),
+        NearMiss(f"Checking. {OPEN}cal", True, "cut inside the opening"),
+        NearMiss(f"{OPEN}call:a{{x:{QUOTE}open}}{CLOSE}", True, "a string never closed"),
+        NearMiss(f"{OPEN}call:a{{n:1٢٣}}{CLOSE}", True, "digits that are not ASCII"),
+        NearMiss(f"{OPEN}call:a{{n: 1}}{CLOSE}", True, "whitespace inside the call"),
+        NearMiss(f"{OPEN}call:a{{}} done{CLOSE}", True, "text before the closer"),
+        NearMiss(f"{OPEN}call:a{{}}", True, "the block never closes"),
+    ),
+    wire_limits=(
+        WireLimit(f"a string holding {QUOTE}, the delimiter nothing escapes",
+                  lambda arguments: any_string(arguments, lambda s: QUOTE in s)),
+        WireLimit("a key that is not a bare word", lambda arguments: any_key(arguments, bad_key)),
+        WireLimit(f"a string holding {CLOSE}: the response template closes at the first one",
+                  lambda arguments: any_string(arguments, lambda s: CLOSE in s), where="response template"),
+        WireLimit("a key holding - or .: the response template quotes only \\w+ keys",
+                  lambda arguments: any_key(arguments, lambda key: "-" in key or "." in key), where="response template"),
+    ),
+    corpus_labels=("other:functiongemma",),
+    variants=("every value as its Python text between <escape> (vLLM's template)",),
+)

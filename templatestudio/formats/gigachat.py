@@ -1,0 +1,119 @@
+"""GigaChat 3 and 3.1: ``{"name": NAME, "arguments": {…}}`` after GigaChat's call marker.
+
+Sources: the corpus templates ``GigaChat3-10B-A1.8B`` and
+``GigaChat3.1-10B-A1.8B`` (Sber's GigaChat 3 / 3.1 10B-A1.8B). The two
+versions write the same JSON object behind different markers:
+
+- GigaChat 3: the call is a turn of its own, after the assistant's text
+  and its end-of-message token:
+  ``…text<|message_sep|>\\n\\nfunction call<|role_sep|>\\n{…}``;
+- GigaChat 3.1: inside the assistant turn, ``…text<|function_call|>{…}``.
+
+One format with three openers, since one corpus label covers both
+templates and a reader of either version must read the other's calls
+rather than call them foreign: ``<|message_sep|>`` opens a call only when
+``function call<|role_sep|>`` and an object follow (otherwise it is the
+end of a plain message and stays text); ``function call<|role_sep|>`` opens
+one by itself (a reply that starts with the call turn); and
+``<|function_call|>``. Read: exactly ``name`` and ``arguments`` (a JSON
+object), whitespace between the markers and the object. Refused: a JSON
+list, arguments as a string (the templates write an object either way),
+any other key, a marker with no object after it.
+
+Not handled: the templates render only the first call of a turn, so a
+turn holds one call as far as the model has seen; two markers in a row
+are read as two calls. No reasoning block, no ids.
+"""
+
+from __future__ import annotations
+
+import json
+
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.base import (
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
+)
+from templatestudio.formats.extents import ValueExtent
+from templatestudio.formats.jsonbody import call_from, decode_whole, skip_space
+from templatestudio.resumable_match import either, literal
+
+MESSAGE_SEP, CALL_TURN, FUNCTION_CALL = "<|message_sep|>", "function call<|role_sep|>", "<|function_call|>"
+
+RESPONSE_TEMPLATE = {
+    "defaults": {"role": "assistant"},
+    "start_anchor": "assistant<|role_sep|>\n",
+    "fields": {
+        "tool_calls": {
+            "open_pattern": r"(?:<\|message_sep\|>\s*)?function call<\|role_sep\|>\s*(?=\{)|<\|function_call\|>\s*(?=\{)",
+            # The end of the message, of the reply, or the next call's marker.
+            "close_pattern": r"\s*(?:<\|message_sep\|>|\Z|(?=<\|function_call\|>|function call<\|role_sep\|>))",
+            "repeats": True,
+            "content": "json",
+            "transform": {"type": "function", "function": "{content}"},
+        },
+        "content": {"content": "text"},
+    },
+}
+
+
+def read_region(region: str, opener: Opener) -> list[CallSpan]:
+    index = skip_space(region, len(opener.literal))
+    if opener.literal == MESSAGE_SEP:
+        index = skip_space(region, index + len(CALL_TURN))  # the opener matched: the call turn's role is there
+    if region.startswith("[", index):
+        raise CallSyntaxError(f"a JSON list after {opener.literal}: GigaChat writes one object per call")
+    payload = decode_whole(region, index, len(region))
+    call, _ = call_from(payload)
+    return [CallSpan(call, 0, len(region))]
+
+
+def write_call(call: ParsedToolCall) -> str:
+    return FUNCTION_CALL + json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
+
+
+_OBJECT = either(literal("{"), literal("["))
+OPENERS = (
+    # GigaChat 3: the end of the assistant's message, then the call turn.
+    # Ending right after the separator is a plain message (cut_after: never);
+    # a reply cut inside the call turn's role is caught by the next opener.
+    Opener(MESSAGE_SEP, opener_pattern(MESSAGE_SEP, SPACES, literal(CALL_TURN), SPACES, _OBJECT),
+           lambda: ValueExtent(len(MESSAGE_SEP)), cut_after=1 << 30),
+    Opener(CALL_TURN, opener_pattern(CALL_TURN, SPACES, _OBJECT), lambda: ValueExtent(len(CALL_TURN))),
+    Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), lambda: ValueExtent(len(FUNCTION_CALL))),
+)
+CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
+_JSON = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
+
+FORMAT = Format(
+    name="gigachat",
+    description="GigaChat's function call<|role_sep|> turn (v3) or <|function_call|> (v3.1), then a JSON call",
+    openers=OPENERS,
+    read_region=read_region,
+    write_call=write_call,
+    closers=("}",),
+    response_template=RESPONSE_TEMPLATE,
+    no_response_template="",
+    reasoning=None,
+    samples=(
+        Sample(f"{MESSAGE_SEP}\n\n{CALL_TURN}\n{_JSON}", (CALL,), source="GigaChat 3's template"),
+        Sample(f"Let me check.{MESSAGE_SEP}\n\n{CALL_TURN}\n{_JSON}{MESSAGE_SEP}", (CALL,),
+               source="GigaChat 3: text, then the call turn and its end"),
+        Sample(f"{CALL_TURN}\n{_JSON}", (CALL,), source="a reply that starts with the call turn"),
+        Sample(f"{FUNCTION_CALL}{_JSON}", (CALL,), source="GigaChat 3.1's template"),
+        Sample(f'Checking both.{FUNCTION_CALL}{{"name": "a", "arguments": {{}}}}{FUNCTION_CALL}'
+               f'{{"arguments": {{"x": [1, 2]}}, "name": "b"}}',
+               (ParsedToolCall("a", {}), ParsedToolCall("b", {"x": [1, 2]})), source="two markers in a row"),
+    ),
+    near_misses=(
+        NearMiss(f"{MESSAGE_SEP}\n\n{CALL_TURN}\n", True, "cut right after the call turn's role"),
+        NearMiss(f'{FUNCTION_CALL}{{"name": "a", "arguments": {{"x": 1}}', True, "cut inside the JSON"),
+        NearMiss(f"{FUNCTION_CALL}", True, "cut right after the marker"),
+        NearMiss(f'{FUNCTION_CALL}{{"name": "a", "arguments": "{{}}"}}', True, "arguments as a string"),
+        NearMiss(f'{FUNCTION_CALL}[{{"name": "a", "arguments": {{}}}}]', True, "a JSON list"),
+        NearMiss(f"The answer is 42.{MESSAGE_SEP}", False, "a plain message and its end"),
+        NearMiss(f"Done.{MESSAGE_SEP}\n\nuser<|role_sep|>\nThanks", False, "the next turn is not a call"),
+    ),
+    wire_limits=(),
+    corpus_labels=("other:gigachat",),
+    variants=("GigaChat 3 call turn", "GigaChat 3.1 <|function_call|>", "a call turn without the separator before it"),
+)
