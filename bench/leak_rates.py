@@ -4,8 +4,8 @@ Recall: every registered format's sample replies that hold calls
 (``Format.samples``) read by every other format's reader; a pair counts as
 caught when that reader raises ``UnparsedToolCall`` (a call marker it did not
 consume) instead of returning the reply as text. The course's
-``looks_like_tool_call`` counts as catching a pair when the reader finds no
-call and the text looks like one to it.
+``looks_like_tool_call`` counts as catching a pair when that reader reads no
+call and the text looks like a call to it.
 False positives: the ordinary answers in tests/fixtures/prose_answers.json
 that get any marker at all (``leaks.find_call_markers``). Answers that quote
 a complete call in a model's own syntax are counted apart: no detector can
@@ -50,7 +50,8 @@ def main() -> None:
     pairs = [(text, reader) for written, text in samples for reader in FORMATS.values() if reader.name != written]
     outcomes = [(read_by(text, reader), text) for text, reader in pairs]
     caught = sum(outcome == "caught" for outcome, _ in outcomes)
-    course = sum(outcome == "text" and looks_like_tool_call(text) for outcome, text in outcomes)
+    # The course's check flags a pair when the mismatched reader reads no call and the text looks like one.
+    course = sum(outcome != "read" and looks_like_tool_call(text) for outcome, text in outcomes)
     answers = json.loads(PROSE.read_text(encoding="utf-8"))["answers"]
     ordinary = [a["text"] for a in answers if a["topic"] != "quotes-call-syntax"]
     quoted = [a["text"] for a in answers if a["topic"] == "quotes-call-syntax"]

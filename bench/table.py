@@ -55,15 +55,14 @@ def in_process_table() -> None:
 
 
 def in_process_check() -> None:
-    from families import FAMILIES, GEMMA4
     from templatestudio.__main__ import check_row
-    from templatestudio import detect
+    from templatestudio.families import TABLE_FAMILIES
+    from templatestudio.probe import _probe
+    from templatestudio.templates import load_chat_templates
 
-    cached = getattr(detect, "_probe", None)
-    if hasattr(cached, "cache_clear"):
-        cached.cache_clear()  # probe results are cached per template: measure the probe itself
-    for target in [*FAMILIES.values(), GEMMA4]:
-        for template in detect.load_chat_templates(target):
+    _probe.cache_clear()  # probe results are cached per template: measure the probe itself
+    for target in TABLE_FAMILIES.values():
+        for template in load_chat_templates(target):
             check_row(template)
 
 

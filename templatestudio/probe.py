@@ -54,6 +54,8 @@ __all__ = [
     "TemplateProbeError",
     "probe_template",
     "same_json_value",
+    "template_variables",
+    "turn_before_conversation_tail",
 ]
 
 PROBE_NAME = "studio_probe_lookup"
@@ -230,8 +232,13 @@ def _match_ignoring_space(prompt: str, start: int, text: str, at: int) -> int | 
         start, at = start + 1, at + 1
 
 
-def _without_conversation_tail(template: ChatTemplate, prompt: str, with_call: str, tools: list | None) -> str:
-    """What with_call adds from the call turn's start, less a tail the template writes after every conversation.
+def turn_before_conversation_tail(
+    template: ChatTemplate, prompt: str, with_call: str, tools: list | None, question: dict = PROBE_QUESTION
+) -> str | None:
+    """The call turn of a template that writes a fixed tail after every conversation; None for any other.
+
+    prompt and with_call are the renders of [question] with the generation
+    prompt and of [question, call turn].
 
     Command R+ ends every render with the same instruction turn and writes
     its generation prompt after it, so the call turn sits between the
@@ -240,21 +247,20 @@ def _without_conversation_tail(template: ChatTemplate, prompt: str, with_call: s
     that opens with the generation prompt's header, then the same tail, the
     call turn is that turn less its header.
     """
-    added = with_call[_call_turn_start(prompt, with_call) :]
     if with_call.startswith(prompt):
-        return added
+        return None
     try:
-        plain = template.render([PROBE_QUESTION], tools=tools, **template_variables(tools))
-    except Exception:  # noqa: BLE001 - a template may raise anything; the shapes above rendered
-        return added
+        plain = template.render([question], tools=tools, **template_variables(tools))
+    except Exception:  # noqa: BLE001 - a template may raise anything; the caller's renders succeeded
+        return None
     header = prompt[len(plain) :] if prompt.startswith(plain) else ""
     size = 0  # the longest end plain and with_call share
-    while size < len(plain) and plain[-1 - size] == with_call[-1 - size]:
+    while size < min(len(plain), len(with_call)) and plain[-1 - size] == with_call[-1 - size]:
         size += 1
     split = len(plain) - size
     turn = with_call[split : len(with_call) - size]
     if not header or not plain[split:].strip() or not with_call.startswith(plain[:split]) or not turn.startswith(header):
-        return added
+        return None
     return turn[len(header) :]
 
 
@@ -392,7 +398,9 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
             if text not in errors:
                 errors.append(text)
             continue
-        added = _without_conversation_tail(template, prompt, with_call, tools)
+        added = turn_before_conversation_tail(template, prompt, with_call, tools)
+        if added is None:
+            added = with_call[_call_turn_start(prompt, with_call) :]
         wire = _cut_turn(added, _turn_end(template, tools))
         renders_tools = PROBE_NAME in prompt
         # Judged before the cut: a template may render the call as a turn of its own.

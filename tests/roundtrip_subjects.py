@@ -35,15 +35,18 @@ from templatestudio.calls import UnparsedToolCall
 from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read_events
 from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
-from templatestudio.probe import CALL_SHAPES, probe_template, same_json_value
+from templatestudio.probe import (
+    CALL_SHAPES, probe_template, same_json_value, template_variables, turn_before_conversation_tail,
+)
 from templatestudio.templates import ChatTemplate
 
 CACHED_REPOS = tuple(declared.repo_id for declared in COURSE_FAMILIES)  # every tokenizer in the cache
 QUESTION = {"role": "user", "content": "Please look that up."}
 TOOLS = [{"type": "function", "function": {
     "name": "lookup", "description": "Look something up.",
-    "parameters": {"type": "object", "properties": {"query": {"type": "string"}}},
-}}]
+    "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "What to look up."}}},
+}}]  # a described parameter: Command R+'s template prints every description
+VARIABLES = template_variables(TOOLS)  # what the probe passes besides tools (firefunction v2's functions, datetime)
 _SHAPES = dict(CALL_SHAPES)
 # Text a reader may leave beside the calls: whitespace and the template's own tags
 # (Gemma 4 ends a call turn with <|tool_response>, which opens the tool's reply).
@@ -135,9 +138,9 @@ def _subject(template: ChatTemplate) -> Subject | None:
     probe = probe_template(template)
     if probe.format is None:
         return None
-    prompt = template.render([QUESTION], tools=TOOLS, add_generation_prompt=True)
+    prompt = template.render([QUESTION], tools=TOOLS, add_generation_prompt=True, **VARIABLES)
     mark = "ROUND-TRIP-REPLY-MARK"
-    plain = template.render([QUESTION, {"role": "assistant", "content": mark}], tools=TOOLS)
+    plain = template.render([QUESTION, {"role": "assistant", "content": mark}], tools=TOOLS, **VARIABLES)
     fmt = probe.format
     shipped = (("shipped with the model", template.response_template),) if template.response_template else ()
     own = (("the format's", fmt.response_template),) if fmt.response_template else ()
@@ -186,8 +189,11 @@ def call_turn(subject: Subject, calls: Calls) -> dict:
 
 def render_wire(subject: Subject, calls: Calls) -> str:
     """What the model writes for calls: the render's addition after the prompt, without the end of turn."""
-    with_call = subject.template.render([QUESTION, call_turn(subject, calls)], tools=TOOLS)
+    with_call = subject.template.render([QUESTION, call_turn(subject, calls)], tools=TOOLS, **VARIABLES)
     prompt = subject.prompt
+    turn = turn_before_conversation_tail(subject.template, prompt, with_call, TOOLS, QUESTION)
+    if turn is not None:  # Command R+: the call turn sits before the tail every render ends with
+        return turn.rstrip()
     if with_call.startswith(prompt):
         start = len(prompt)
     else:  # the prompt pre-writes an empty reasoning block the history turn lacks
@@ -203,7 +209,9 @@ def render_wire(subject: Subject, calls: Calls) -> str:
 
 def read_wire(subject: Subject, wire: str) -> tuple[Calls, list[str | None], str]:
     """The calls, ids and visible content the format's reader finds in wire (raises UnparsedToolCall)."""
-    events = read_events(wire, subject.format, reasoning_open=subject.reasoning_open)
+    # As the probe reads it: a block the prompt opened and the turn never closes was dropped from history (Apriel 1.6).
+    opened = subject.reasoning_open and subject.format.reasoning[1] in wire
+    events = read_events(wire, subject.format, reasoning_open=opened)
     calls = [event for event in events if isinstance(event, ToolCallEvent)]
     content = "".join(event.text for event in events if isinstance(event, TextDelta))
     assert all(isinstance(event, (ToolCallEvent, TextDelta, ReasoningDelta)) for event in events)
@@ -331,9 +339,16 @@ def measure(subject: Subject) -> dict[str, set[str]]:
 
     measured = {"reader": _failing(undeclared("wire"), by_reader)}
     try:
-        render_wire(subject, [("f", {}), ("g", {})])
+        two = render_wire(subject, [("f", {}), ("g", {})])
     except TemplateError:
         measured["reader"].add(TWO_CALLS.label)
+    else:
+        try:
+            dropped = len(read_wire(subject, two)[0]) < 2  # GigaChat's templates keep only the first call
+        except UnparsedToolCall:
+            dropped = False
+        if dropped:
+            measured["reader"].add(TWO_CALLS.label)
     for label, template in subject.response_templates:
         def by_template(arguments: dict, template=template) -> bool:
             return template_carries(subject, template, [("f", arguments)])

@@ -14,7 +14,8 @@ The model learnt its calls from that rendering, so refusing it would
 refuse Apriel 1.5's own history. The Python literal is read by the
 pythonic format's literal reader (strings with Python escapes, ASCII
 numbers, ``True``/``False``/``None``, lists and string-keyed dicts), never
-evaluated; everything around it stays JSON.
+evaluated; everything around it stays JSON. The response template reads
+JSON arguments only: Apriel 1.5's Python literal is not JSON to it.
 
 Refused (``UnparsedToolCall``): a single object instead of a list, an
 empty list, arguments written as a string (the 1.6 template double-encodes
@@ -183,6 +184,11 @@ FORMAT = Format(
     wire_limits=(
         WireLimit(f"a string holding {CLOSE}: the first one ends the block",
                   lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
+        # Apriel 1.6's prompt opens the reasoning; a reply read after it ends the
+        # reasoning at the first closer, wherever it stands.
+        WireLimit(f"a string holding {REASONING[1]}: after a prompt that opened the reasoning, a reply with no "
+                  "reasoning before the call ends the reasoning inside the call",
+                  lambda arguments: any_string(arguments, lambda s: REASONING[1] in s)),
     ),
     corpus_labels=("other:tool_calls-json",),
     variants=("Python dict literal arguments (Apriel 1.5's template)", "ids on history calls", "keys in any order"),

@@ -27,7 +27,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
 )
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import call_from, decode_whole
@@ -42,7 +42,7 @@ RESPONSE_TEMPLATE = {
     "fields": {
         "tool_calls": {
             "open_pattern": r"\s*functools(?=\[)",
-            "close_pattern": r"(?<=\])\s*(?:<\|eot_id\|>|\Z)",
+            "close_pattern": r"(?<=\])\s*(?:<\|eot_id\|>\s*)?\Z",  # the list ends the turn
             "content": "json",
             "transform_each": True,
             "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{arguments}"}},
@@ -99,10 +99,7 @@ FORMAT = Format(
         NearMiss("Use functools.partial to bind the first argument.", False, "the Python module in prose"),
         NearMiss("functools[0] is not valid Python either.", False, "the marker's text, then no call"),
     ),
-    wire_limits=(
-        WireLimit("a string holding ] then <|eot_id|>: the response template closes the list there",
-                  lambda arguments: any_string(arguments, lambda s: "]<|eot_id|>" in s), where="response template"),
-    ),
+    wire_limits=(),
     corpus_labels=("other:firefunction",),
     variants=("text before the marker", "the list on several lines"),
 )

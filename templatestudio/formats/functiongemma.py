@@ -19,6 +19,9 @@ written, ``-`` and ``.`` included. Refused: no ``call:`` after the token
 (prose that merely names the token stays text), whitespace inside the call,
 a string never closed, non-ASCII digits, text between ``}`` and
 ``<end_function_call>``, a block that never closes. No reasoning channel.
+
+The response template, like Gemma 4's, reads only names of word characters
+(``\\w+``): ``call:get-weather{…}`` defeats it.
 """
 
 from __future__ import annotations

@@ -23,14 +23,12 @@ from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.formats.extents import TagExtent
+# The value grammar is shared with FunctionGemma; MAX_NESTING stays importable from here.
+from templatestudio.formats.keyed_values import MAX_NESTING, KeyedValues, any_key, bad_key, write_value  # noqa: F401
 from templatestudio.resumable_match import either, literal
 
 OPEN, CLOSE, QUOTE = "<|tool_call>", "<tool_call|>", '<|"|>'
-MAX_NESTING = 100
 _HEAD = re.compile(r"[ \t\r\n]*(?:call)?:([^\W0-9][\w.\-]*)")
-_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
-_KEY = re.compile(r"[^\W0-9][\w\-.]*")
-_WORDS = {"true": True, "false": False, "null": None, "None": None, "none": None}
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -50,107 +48,18 @@ RESPONSE_TEMPLATE = {
 }
 
 
-class _Reader:
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def value(self, index: int, depth: int) -> tuple[object, int]:
-        text = self.text
-        if depth > MAX_NESTING:
-            raise CallSyntaxError("values nested too deeply")
-        if text.startswith(QUOTE, index):
-            return self.string(index)
-        if text.startswith("{", index):
-            return self.object(index, depth + 1)
-        if text.startswith("[", index):
-            return self.list(index, depth + 1)
-        number = _NUMBER.match(text, index)
-        if number is not None:
-            literal_text = number.group(0)
-            try:
-                value = float(literal_text) if (number.group(1) or number.group(2)) else int(literal_text)
-            except ValueError as error:  # past the interpreter's digit limit
-                raise CallSyntaxError(f"number at offset {index} cannot be read: {error}") from None
-            return value, number.end()
-        word = _KEY.match(text, index)
-        if word is not None and word.group(0) in _WORDS:
-            return _WORDS[word.group(0)], word.end()
-        raise CallSyntaxError(f"no value at offset {index}")
-
-    def string(self, index: int) -> tuple[str, int]:
-        body = index + len(QUOTE)
-        end = self.text.find(QUOTE, body)
-        if end == -1:
-            raise CallSyntaxError("a string is never closed")
-        return self.text[body:end], end + len(QUOTE)
-
-    def object(self, index: int, depth: int) -> tuple[dict, int]:
-        text, result = self.text, {}
-        index += 1
-        if text.startswith("}", index):
-            return result, index + 1
-        while True:
-            if text.startswith(QUOTE, index):
-                key, index = self.string(index)
-            else:
-                found = _KEY.match(text, index)
-                if found is None:
-                    raise CallSyntaxError(f"no key at offset {index}")
-                key, index = found.group(0), found.end()
-            if key in result:
-                raise CallSyntaxError(f"key {key!r} is given twice")
-            if not text.startswith(":", index):
-                raise CallSyntaxError(f"expected : after key {key!r}")
-            result[key], index = self.value(index + 1, depth)
-            if text.startswith(",", index):
-                index += 1
-            elif text.startswith("}", index):
-                return result, index + 1
-            else:
-                raise CallSyntaxError(f"expected , or }} at offset {index}")
-
-    def list(self, index: int, depth: int) -> tuple[list, int]:
-        text, result = self.text, []
-        index += 1
-        if text.startswith("]", index):
-            return result, index + 1
-        while True:
-            item, index = self.value(index, depth)
-            result.append(item)
-            if text.startswith(",", index):
-                index += 1
-            elif text.startswith("]", index):
-                return result, index + 1
-            else:
-                raise CallSyntaxError(f"expected , or ] at offset {index}")
-
-
 def read_region(region: str, opener: Opener) -> list[CallSpan]:
     head = _HEAD.match(region, len(OPEN))
     if head is None or not region.startswith("{", head.end()):
         raise CallSyntaxError("expected call:NAME{ after <|tool_call>")
-    arguments, after = _Reader(region).object(head.end(), 1)
+    arguments, after = KeyedValues(region, QUOTE).object(head.end(), 1)
     if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
         raise CallSyntaxError(f"expected {CLOSE} at offset {after}")
     return [CallSpan(ParsedToolCall(head.group(1), arguments), 0, len(region))]
 
 
-def _write_value(value: object) -> str:
-    if isinstance(value, str):
-        return f"{QUOTE}{value}{QUOTE}"
-    if value is True or value is False:
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{key}:{_write_value(item)}" for key, item in value.items()) + "}"
-    if isinstance(value, list):
-        return "[" + ",".join(_write_value(item) for item in value) + "]"
-    return repr(value)
-
-
 def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}call:{call.name}{_write_value(call.arguments)}{CLOSE}"
+    return f"{OPEN}call:{call.name}{write_value(call.arguments, QUOTE)}{CLOSE}"
 
 
 # "call:" (or the bare ":" variant) after the token opens a call; prose that
@@ -160,10 +69,6 @@ OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, either(literal("call:"), lite
                 lambda: TagExtent(len(OPEN), CLOSE, QUOTE))
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '<|tool_call>call:get_exchange_rate{base:<|"|>EUR<|"|>,quote:<|"|>JPY<|"|>}<tool_call|>'
-
-
-def _bad_key(key: str) -> bool:
-    return _KEY.fullmatch(key) is None
 
 
 FORMAT = Format(
@@ -197,7 +102,7 @@ FORMAT = Format(
         WireLimit(f"a string holding {QUOTE}, the delimiter nothing escapes",
                   lambda arguments: any_string(arguments, lambda s: QUOTE in s)),
         WireLimit("a key that is not a bare word",
-                  lambda arguments: _any_key(arguments, _bad_key)),
+                  lambda arguments: any_key(arguments, bad_key)),
         WireLimit(f"a string holding {CLOSE}: the response template closes at the first one",
                   lambda arguments: any_string(arguments, lambda s: CLOSE in s), where="response template"),
     ),
@@ -205,10 +110,3 @@ FORMAT = Format(
     variants=("whitespace after <|tool_call>", "<|tool_call>:NAME without 'call' (vLLM report)"),
 )
 
-
-def _any_key(value: object, predicate) -> bool:
-    if isinstance(value, dict):
-        return any(predicate(key) or _any_key(item, predicate) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_any_key(item, predicate) for item in value)
-    return False

@@ -31,7 +31,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
+    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import call_from, decode_whole, skip_space
@@ -113,7 +113,12 @@ FORMAT = Format(
         NearMiss(f"The answer is 42.{MESSAGE_SEP}", False, "a plain message and its end"),
         NearMiss(f"Done.{MESSAGE_SEP}\n\nuser<|role_sep|>\nThanks", False, "the next turn is not a call"),
     ),
-    wire_limits=(),
+    wire_limits=(
+        WireLimit(f"a string holding {MESSAGE_SEP}, {FUNCTION_CALL} or {CALL_TURN}: the response template "
+                  "closes the call there", lambda arguments: any_string(
+                      arguments, lambda s: any(marker in s for marker in (MESSAGE_SEP, FUNCTION_CALL, CALL_TURN))),
+                  where="response template"),
+    ),
     corpus_labels=("other:gigachat",),
     variants=("GigaChat 3 call turn", "GigaChat 3.1 <|function_call|>", "a call turn without the separator before it"),
 )

@@ -27,8 +27,9 @@ calls that way.
 Not handled: the template's system prompt asks the model for
 ``functools[{…}, …]``, a list behind a marker. That is firefunction's
 wire shape, read by the format that claims that marker, so a Phi-4-mini
-reply written that way raises here as another format's call. No reasoning
-channel.
+reply written that way raises here as another format's call. The response
+template reads a call only where it opens the reply or follows a ``,``,
+with ``name`` first and written without escapes. No reasoning channel.
 """
 
 from __future__ import annotations

@@ -155,7 +155,8 @@ class ReplyContent:
     Reasoning blocks only open a reply (before any call or visible text), so
     while the reply is still opening the raw text is walked beside the
     events: that puts each tag back where it stood, even between two blocks
-    the events merged into one delta.
+    the events merged into one delta, and around blocks with nothing inside
+    (which make no event).
     """
 
     def __init__(self, reasoning: tuple[str, str] | None) -> None:
@@ -174,13 +175,39 @@ class ReplyContent:
             if self.in_block:
                 pieces.append(self._close())
             if isinstance(event, ToolCallEvent):
+                if self.opening:
+                    pieces.append(self._empty_blocks(text))
                 calls.append((event.call, event.id))
                 self.opening = False
+            elif self.opening:
+                pieces.append(self._text(event.text, text))
+                self.opening = not event.text.strip()
             else:
                 pieces.append(event.text)
-                self.position += len(event.text)
-                self.opening = self.opening and not event.text.strip()
         return "".join(pieces), calls
+
+    def _text(self, piece: str, text: str) -> str:
+        """piece as it stood in text, with the empty blocks the events merged it across.
+
+        An empty block in the raw text that piece does not also hold at that
+        point is one the engine read as reasoning (and gave no event).
+        """
+        if self.reasoning is None:
+            self.position += len(piece)
+            return piece
+        empty = "".join(self.reasoning)
+        out, index = [], 0
+        while index < len(piece):
+            if text.startswith(empty, self.position) and not piece.startswith(empty, index):
+                out.append(empty)
+                self.position += len(empty)
+                continue
+            ahead = text.find(empty, self.position + 1)
+            step = len(piece) - index if ahead == -1 else min(len(piece) - index, ahead - self.position)
+            out.append(piece[index : index + step])
+            self.position += step
+            index += step
+        return "".join(out)
 
     def _reasoning(self, piece: str, text: str) -> str:
         opener, closer = self.reasoning
@@ -199,16 +226,26 @@ class ReplyContent:
                 out.append(self._close())
         return "".join(out)
 
+    def _empty_blocks(self, text: str) -> str:
+        """Blocks with nothing inside (``<think></think>``): they make no event at all."""
+        empty = "".join(self.reasoning)
+        out = []
+        while text.startswith(empty, self.position):
+            out.append(empty)
+            self.position += len(empty)
+        return "".join(out)
+
     def _close(self) -> str:
         self.in_block = False
         self.position += len(self.reasoning[1])
         return self.reasoning[1]
 
     def finish(self, text: str) -> str:
-        """The closing tag, when the reply ends right after it (no event followed to show it)."""
+        """What no event showed at the end: a closing tag, or empty blocks, the reply ended on."""
+        closing = ""
         if self.in_block and text.startswith(self.reasoning[1], self.position):
-            return self._close()
-        return ""
+            closing = self._close()
+        return closing
 
     def unsent(self, text: str, settled: int) -> str:
         """After a leak: the text not sent yet, given the offset the stream had settled."""

@@ -39,7 +39,9 @@ for path in (ROOT, ROOT / "tests"):
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
 
-from rates import QUESTION, get_exchange_rate  # noqa: E402
+from templatestudio.families import LLAMA31 as LLAMA31_REPO  # noqa: E402
+from templatestudio.families import family as course_family  # noqa: E402
+from templatestudio.rates import QUESTION, get_exchange_rate  # noqa: E402
 from standin import _close_rivals, _margin, _training_batch  # noqa: E402 - one training method
 from templatestudio.render import load_tokenizer  # noqa: E402
 from templatestudio.tools import tool_schema  # noqa: E402
@@ -72,7 +74,7 @@ class Family:
 
 QWEN3 = Family(
     name="qwen3",
-    repo="Qwen/Qwen3-0.6B",
+    repo=course_family("qwen3").repo_id,
     architecture="qwen3",
     end="<|im_end|>",
     format="hermes",
@@ -86,7 +88,7 @@ QWEN3 = Family(
 )
 LLAMA31 = Family(
     name="llama3.1",
-    repo="unsloth/Llama-3.1-8B-Instruct",
+    repo=LLAMA31_REPO,
     architecture="llama",
     end="<|eot_id|>",
     format="llama3-json",

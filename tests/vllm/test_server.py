@@ -38,8 +38,8 @@ from standins import (
     tools_as_sent,
 )
 from templatestudio.formats import FORMATS
+from templatestudio.rates import QUESTION
 from templatestudio.reader import read_tool_calls
-from rates import QUESTION
 
 FIXTURE = Path(__file__).resolve().parent / "fixtures" / "serving_exchange.json"
 RECORD = os.environ.get("TEMPLATESTUDIO_RECORD_FIXTURE") == "1"
@@ -134,6 +134,8 @@ def _normalized(answer: dict) -> dict:
     """A response without what changes from run to run: ids, timestamps, the model's folder."""
     answer = json.loads(json.dumps(answer))
     answer["id"], answer["created"], answer["model"] = "chatcmpl-…", 0, "stand-in"
+    # vllm-VERSION-HASH, the hash covering the model's (temporary) folder
+    answer["system_fingerprint"] = answer["system_fingerprint"].rsplit("-", 1)[0] + "-…"
     for choice in answer["choices"]:
         for call in choice["message"].get("tool_calls") or []:
             call["id"] = "chatcmpl-tool-…"

@@ -6,9 +6,9 @@ first), started with TEMPLATESTUDIO_VLLM_STRICT=1 for the Qwen3 stand-in.
 
 from __future__ import annotations
 
-from rates import QUESTION
 from server import ask, body, running
 from standins import LEAK_QUESTION, QWEN3
+from templatestudio.rates import QUESTION
 
 
 def test_with_the_strict_setting_a_broken_call_fails_the_request(trained_standin, pytestconfig):
