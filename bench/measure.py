@@ -211,7 +211,8 @@ def _vllm_cell(results: dict, case_id: str, expected) -> tuple[float | None, str
     if "error" in found:
         return None, found["error"]
     if "at least" in found:  # stopped: its time is a lower bound, its answer unknown
-        return found["at least"], f"stopped after {found['at least']:.0f} s at {found['read'] / found['of']:.0%}"
+        return found["at least"], f"stopped after {found['at least']:.0f} s" + (
+            f" at {found['read'] / found['of']:.0%}" if found["read"] else "")
     calls = [tuple(call) for call in found["calls"]]
     return found["seconds"], "yes" if calls == [tuple(c) for c in expected] else (
         f"WRONG: {len(calls)} calls of {len(expected)}" if len(calls) != len(expected)

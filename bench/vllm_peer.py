@@ -18,7 +18,8 @@ and joins the name and argument deltas per call index.
 
 Output: {"vllm": version, "results": {id: {"seconds": best, "calls":
 [[name, arguments]...]}, or {"at least": seconds, "read": n, "of": total}
-for a stream stopped after ``STREAM_ALLOWANCE`` seconds, or {"error":
+for a case stopped after ``ALLOWANCE`` seconds (each case runs in a forked
+child, killed then: a whole-text parse cannot be interrupted), or {"error":
 "..."}}}. Timing covers the parser's calls only, a fresh parser per run,
 best of "runs".
 """
@@ -26,6 +27,9 @@ best of "runs".
 from __future__ import annotations
 
 import json
+import os
+import select
+import signal
 import sys
 import time
 
@@ -109,43 +113,77 @@ class Stopped(Exception):
         self.at, self.total = at, total
 
 
-STREAM_ALLOWANCE = 60.0  # seconds; a stream still running then is reported as a lower bound
+ALLOWANCE = 60.0  # seconds per case; a parser still running then is reported as a lower bound
+
+
+def _one(case: dict, tokenizers: dict) -> dict:
+    from vllm.tool_parsers import ToolParserManager
+
+    name, repo = PARSERS[case["format"]]
+    try:
+        tokenizer = _tokenizer(repo, case["markers"], tokenizers)
+        make = ToolParserManager.get_tool_parser(name)
+        request = _request(case["text"])
+        best, calls = float("inf"), None
+        for _ in range(case["runs"]):
+            parser = make(tokenizer)
+            started = time.perf_counter()
+            if case["chunk"] is None:
+                calls = _whole(parser, case["text"], request)
+            else:
+                try:
+                    calls = _stream(parser, case["text"], case["chunk"], request, started + ALLOWANCE)
+                except Stopped as stopped:
+                    return {"at least": time.perf_counter() - started, "parser": name,
+                            "read": stopped.at, "of": stopped.total}
+            best = min(best, time.perf_counter() - started)
+            if best > 5:  # one slow run is enough
+                break
+        return {"seconds": best, "calls": calls, "parser": name}
+    except Exception as error:  # noqa: BLE001 - a peer that fails is reported, not fatal
+        return {"error": f"{type(error).__name__}: {str(error)[:200]}", "parser": name}
+
+
+def _in_child(case: dict, tokenizers: dict) -> dict:
+    """_one in a forked child killed after ALLOWANCE seconds: a whole-text parse cannot be interrupted."""
+    reader, writer = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: everything vLLM imported and loaded is already here
+        os.close(reader)
+        with os.fdopen(writer, "w") as out:
+            json.dump(_one(case, tokenizers), out)
+        os._exit(0)
+    os.close(writer)
+    started = time.perf_counter()
+    chunks: list[bytes] = []
+    while True:
+        ready, _, _ = select.select([reader], [], [], max(0.0, started + ALLOWANCE + 5 - time.perf_counter()))
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            os.close(reader)
+            return {"at least": time.perf_counter() - started, "parser": PARSERS[case["format"]][0],
+                    "read": 0, "of": len(case["text"])}
+        data = os.read(reader, 1 << 20)
+        if not data:
+            break
+        chunks.append(data)
+    os.close(reader)
+    os.waitpid(pid, 0)
+    return json.loads(b"".join(chunks) or b'{"error": "the child died without an answer"}')
 
 
 def run(cases: list[dict]) -> dict:
-    from vllm.tool_parsers import ToolParserManager
-
     tokenizers: dict = {}
+    for case in cases:  # load every tokenizer once, here, so each forked child inherits them
+        if case["format"] in PARSERS:
+            _tokenizer(PARSERS[case["format"]][1], case["markers"], tokenizers)
     results = {}
     for case in cases:
         if case["format"] not in PARSERS:
             results[case["id"]] = {"error": "no vLLM parser for this format"}
-            continue
-        name, repo = PARSERS[case["format"]]
-        try:
-            tokenizer = _tokenizer(repo, case["markers"], tokenizers)
-            make = ToolParserManager.get_tool_parser(name)
-            request = _request(case["text"])
-            best, calls = float("inf"), None
-            for _ in range(case["runs"]):
-                parser = make(tokenizer)
-                started = time.perf_counter()
-                if case["chunk"] is None:
-                    calls = _whole(parser, case["text"], request)
-                else:
-                    try:
-                        calls = _stream(parser, case["text"], case["chunk"], request, started + STREAM_ALLOWANCE)
-                    except Stopped as stopped:
-                        results[case["id"]] = {"at least": time.perf_counter() - started, "parser": name,
-                                               "read": stopped.at, "of": stopped.total}
-                        break
-                best = min(best, time.perf_counter() - started)
-                if best > 5:  # one slow run is enough
-                    break
-            else:
-                results[case["id"]] = {"seconds": best, "calls": calls, "parser": name}
-        except Exception as error:  # noqa: BLE001 - a peer that fails is reported, not fatal
-            results[case["id"]] = {"error": f"{type(error).__name__}: {str(error)[:200]}", "parser": name}
+        else:
+            results[case["id"]] = _in_child(case, tokenizers)
     return results
 
 

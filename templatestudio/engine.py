@@ -31,7 +31,6 @@ are reasoning text, never events).
 
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
@@ -124,12 +123,6 @@ def _all_openers(own: Format | None) -> list[tuple[Format, Opener]]:
     return [(fmt, opener) for fmt in formats for opener in fmt.openers]
 
 
-@functools.lru_cache(maxsize=8)
-def _longer_literals(literals: tuple[str, ...]) -> dict[str, list[str]]:
-    """For each literal, the other literals that begin with it."""
-    return {item: [other for other in literals if other != item and other.startswith(item)] for item in literals}
-
-
 # A reply may open with a byte-order mark or a zero-width space before a bare
 # call; they are text, but they do not hide the call behind them.
 _SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
@@ -165,7 +158,6 @@ class Machine:
         self._longest = max(map(len, literals))
         # Literals that begin a longer one ("[" and "[TOOL_CALLS]"): where one is
         # found, the longer one may still be arriving in the next chunk.
-        self._longer = _longer_literals(tuple(sorted(self._anywhere)))
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
@@ -279,14 +271,26 @@ class Machine:
             self._emit(TextDelta, len(buffer) - keep)
             return False
         self.examined += found.end() - self._at
+        if not final and len(buffer) - found.start() < self._longest:
+            pending = self._pending_literal(buffer)
+            if pending is not None and pending <= found.start():
+                # A longer literal may still be arriving at or before this one, and
+                # the whole text would find that one first: wait for it.
+                self._emit(TextDelta, pending)
+                return False
         self._emit(TextDelta, found.start())
-        held = buffer[found.start() :]
-        if not final and any(len(held) < len(other) and other.startswith(held) for other in self._longer[found.group()]):
-            return False  # the whole text would find the longer literal here: wait for it
         self._candidates = [_Candidate(fmt, opener, found.start()) for fmt, opener in self._anywhere[found.group()]]
         self._from_start = False
         self._mode = "decide"
         return True
+
+    def _pending_literal(self, buffer: str) -> int | None:
+        """The first index from which the buffer's end is a proper prefix of some literal, if any."""
+        for index in range(max(self._at, len(buffer) - self._longest + 1), len(buffer)):
+            tail = buffer[index:]
+            if any(len(tail) < len(item) and item.startswith(tail) for item in self._anywhere):
+                return index
+        return None
 
     def _partial_literal(self, buffer: str) -> int:
         """Length of the longest end of buffer (past the settled part) that begins some literal."""

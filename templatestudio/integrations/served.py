@@ -198,7 +198,7 @@ class ReplyContent:
         empty = "".join(self.reasoning)
         out, index = [], 0
         while index < len(piece):
-            if text.startswith(empty, self.position) and not piece.startswith(empty, index):
+            if False:
                 out.append(empty)
                 self.position += len(empty)
                 continue
@@ -245,7 +245,7 @@ class ReplyContent:
         closing = ""
         if self.in_block and text.startswith(self.reasoning[1], self.position):
             closing = self._close()
-        return closing
+        return closing + (self._empty_blocks(text) if self.opening else "")
 
     def unsent(self, text: str, settled: int) -> str:
         """After a leak: the text not sent yet, given the offset the stream had settled."""

@@ -134,6 +134,8 @@ def replies(fmt) -> list[str]:
                 f"{opener}a{closer}{opener}b{closer}{text}",  # two blocks back to back
                 f"{opener}still thinking",  # the reply ended inside reasoning
                 f"{opener}done{closer}",  # and right after it
+                f"{opener}{closer}{text}",  # an empty block (no event at all) right before the call
+                f" {opener}{closer}",  # nothing but an empty block
             ]
             texts += [f"{opener}a{closer}{miss.text}" for miss in fmt.near_misses if miss.raises]
     return list(dict.fromkeys(texts))
@@ -288,6 +290,22 @@ def test_streaming_one_character_at_a_time(parser_maker):
         content, calls, _ = stream(make(), sample.text, list(range(len(sample.text))))
         assert [(n, a) for n, a, _ in calls] == [(c.name, c.arguments) for c in sample.calls]
         check_stream(make, fmt, sample.text, content, calls)
+
+
+@pytest.mark.parametrize("name", [name for name, fmt in FORMATS.items() if fmt.reasoning])
+def test_reasoning_before_a_reply_stays_in_its_content_word_for_word(name):
+    fmt = FORMATS[name]
+    tokenizer = template_writing(fmt)
+    opener, closer = fmt.reasoning
+    prefixes = [f"{opener}{closer}", f"{opener}a{closer}", f"\n{opener}{closer}\n", f"{opener}x{closer}{opener}{closer}"]
+    for sample in fmt.samples:
+        content, calls = plugin_answer(TemplateStudioToolParser(tokenizer), sample.text)
+        for prefix in prefixes:
+            text = prefix + sample.text
+            got_content, got_calls = plugin_answer(TemplateStudioToolParser(tokenizer), text)
+            assert (got_content, [c[:2] for c in got_calls]) == (prefix + content, [c[:2] for c in calls]), text
+            streamed, streamed_calls, _ = stream(TemplateStudioToolParser(tokenizer), text, list(range(0, len(text), 3)))
+            assert (streamed, [c[:2] for c in streamed_calls]) == (prefix + content, [c[:2] for c in calls]), text
 
 
 @pytest.mark.parametrize("name", [name for name, fmt in FORMATS.items() if fmt.reasoning])
