@@ -21,7 +21,9 @@ call shape when given tools is probed again without them
 (``TemplateProbe.with_tools``): llama.cpp's DeepSeek R1 template pipes a
 generator into ``tojson`` whenever tools are passed.
 
-Not handled: templates that take tools outside the ``tools`` variable, and
+Every render also passes ``template_variables``: the tools as a
+``functions`` JSON string and fixed dates (firefunction v2 takes its tools
+that way). Not handled: templates that take tools under any other name, and
 templates that only render a tool call after its result.
 """
 

@@ -30,7 +30,11 @@ from templatestudio.resumable_match import chars, literal, run
 WRAPPERS = {"<|tool_call_start|>": "<|tool_call_end|>", "<|python_start|>": "<|python_end|>"}
 MAX_NESTING = 100
 _SPACE = re.compile(r"[ \t\r\n]*")
-_NAME = re.compile(r"[^\W0-9][\w.]*")
+# Identifier characters as Python has them, plus the connector punctuation
+# (U+203F, U+2040, U+2054, U+FE33-4, U+FE4D-F, U+FF3F) that NFKC would turn
+# into "_": such a name is read as written, never as the ASCII one.
+_CONNECTORS = "\u203f\u2040\u2054\ufe33\ufe34\ufe4d-\ufe4f\uff3f"
+_NAME = re.compile(rf"(?:[^\W0-9]|[{_CONNECTORS}])[\w.{_CONNECTORS}]*")
 _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
 # Possessive: a long string is crossed at C speed, never backtracked through.
 _STRING = re.compile(r"""'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+\"""", re.S)
@@ -179,9 +183,9 @@ def write_call(call: ParsedToolCall) -> str:
     return f"[{call.name}({arguments})]"
 
 
-_NAME_START = chars(r"[^\W0-9]")
+_NAME_START = chars(rf"(?:[^\W0-9]|[{_CONNECTORS}])")
 OPENERS = (
-    Opener("[", opener_pattern("[", SPACES, _NAME_START, run(chars(r"[\w.]")), literal("(")),
+    Opener("[", opener_pattern("[", SPACES, _NAME_START, run(chars(rf"[\w.{_CONNECTORS}]")), literal("(")),
            lambda: ValueExtent(0, quotes="python", brackets="[](){}"), start_only=True, cut_after=1 << 30),
     *(Opener(wrapper, opener_pattern(wrapper, SPACES, literal("[")), lambda wrapper=wrapper, close=close: TagExtent(len(wrapper), close))
       for wrapper, close in WRAPPERS.items()),

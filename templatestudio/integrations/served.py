@@ -79,10 +79,11 @@ class DetectedFormat:
             arguments = f"values of {', '.join(self.text_values)} written as text"
         else:
             arguments = "typed as written"
+        shipped = "; it also ships a response template" if self.ships_response_template else ""
         return (
             f"templatestudio: {self.model} writes tool calls in the {self.format.name} format "
             f"({self.format.description}); arguments {arguments}; "
-            f"call turns rendered with {self.call_shape}"
+            f"call turns rendered with {self.call_shape}{shipped}"
         )
 
 
@@ -192,13 +193,10 @@ class ReplyContent:
         An empty block in the raw text that piece does not also hold at that
         point is one the engine read as reasoning (and gave no event).
         """
-        if self.reasoning is None:
-            self.position += len(piece)
-            return piece
         empty = "".join(self.reasoning)
         out, index = [], 0
         while index < len(piece):
-            if False:
+            if text.startswith(empty, self.position) and not piece.startswith(empty, index):
                 out.append(empty)
                 self.position += len(empty)
                 continue
