@@ -156,8 +156,6 @@ class Machine:
         # The class in front lets the search skip to a possible first character at C speed.
         self._literals = re.compile(f"(?=[{firsts}])(?:{'|'.join(re.escape(item) for item in literals)})")
         self._longest = max(map(len, literals))
-        # Literals that begin a longer one ("[" and "[TOOL_CALLS]"): where one is
-        # found, the longer one may still be arriving in the next chunk.
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
@@ -332,6 +330,11 @@ class Machine:
         cut = [candidate for candidate in self._candidates if candidate.cut_short]
         if cut:
             self._fail_cut(cut[0].format, cut[0].opener)
+            # Recorded (a survey): the opening runs to the end of the text, so
+            # every later literal is inside it. The rest is text, read once.
+            self._mode = "text"
+            self._emit(TextDelta, len(buffer))
+            return False
         if not self._from_start:
             literal = self._candidates[0].opener.literal
             self.examined += len(literal)

@@ -6,7 +6,7 @@ Two measures, because each misses what the other sees:
   characters the machine searched, scanned or crossed. From 25 KB to 400 KB
   (16 times the text) it may grow at most 16 x 1.3 times. It is exact and
   noise-free, but it counts only what the machine chooses to count.
-- wall time: best of three ``perf_counter`` runs. Over the last 4x of the
+- wall time: best of five ``perf_counter`` runs (collector off). Over the last 4x of the
   sizes (100 KB to 400 KB for issue 11's cases) it may grow at most 6 times. This catches work the counter
   cannot see: string slicing and concatenation, a reader re-parsing a
   region, Python-level loops in a format's reader.
@@ -45,7 +45,10 @@ MATRIX_SIZES = (6_250, 25_000, 100_000)
 ONE_CHAR_SIZES = (2_500, 10_000, 40_000)  # a feed call per character, for every reader
 WORK_GROWTH = 16 * 1.3
 TIME_GROWTH = 6.0
-TOO_FAST_TO_TIME = 0.005  # seconds at the largest size: an early refusal, constant time
+# Reads shorter than this at the largest size are not timed: on a shared
+# machine their ratio is cache and scheduler noise (an early refusal, or
+# text that fits in a cache at one size and not the next).
+TOO_FAST_TO_TIME = 0.05
 PROSE = " ".join(
     answer["text"]
     for answer in json.loads((Path(__file__).parent / "fixtures" / "prose_answers.json").read_text(encoding="utf-8"))["answers"]
@@ -173,7 +176,7 @@ def test_work_and_wall_time_grow_linearly(case, reader):
     ladder = [build(sizes[0] // 4), build(sizes[0])]
     first = [read(fmt, text, chunk) for text in ladder]
     early = first[1] / max(first[0], 1)
-    assert early <= WORK_GROWTH / 4 * len(ladder[1]) / len(ladder[0]), (
+    assert early <= WORK_GROWTH / 16 * len(ladder[1]) / len(ladder[0]), (
         f"work grew {early:.1f}x for {len(ladder[1]) / len(ladder[0]):.0f}x the text: {first}"
     )
     texts = {size: build(size) for size in sizes}
@@ -183,10 +186,10 @@ def test_work_and_wall_time_grow_linearly(case, reader):
     assert growth <= WORK_GROWTH * length_growth / 16, (
         f"work grew {growth:.1f}x for {length_growth:.0f}x the text: {work}"
     )
-    # Best of three, but stop as soon as one pair of runs is linear: a busy
+    # Best of five, but stop as soon as one pair of runs is linear: a busy
     # machine only ever makes one run slower, never the ratio smaller.
     timings = []
-    for _ in range(3):
+    for _ in range(5):
         timings.append({size: seconds_per_read(fmt, texts[size], chunk) for size in sizes[1:]})
         best = {size: min(t[size] for t in timings) for size in sizes[1:]}
         if best[sizes[-1]] < TOO_FAST_TO_TIME or best[sizes[-1]] <= TIME_GROWTH * best[sizes[1]]:

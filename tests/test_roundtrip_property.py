@@ -24,8 +24,10 @@ its format declares (``limits_for(arguments, "response template")``) or
 what was measured for it. Each limit has its own test below showing what
 happens instead: the documented error, or the exact misreading.
 
-CI runs ``ROUND_TRIP_EXAMPLES`` (2,000) turns per format;
-``pytest tests/test_roundtrip_property.py --deep`` runs 50,000.
+CI shares about ``CI_TURNS`` (12,000) generated turns among the formats
+with templates (at most ``ROUND_TRIP_EXAMPLES``, 2,000, and at least 500
+each); ``pytest tests/test_roundtrip_property.py --deep`` runs 50,000 per
+format.
 """
 
 from __future__ import annotations
@@ -246,10 +248,19 @@ def report(title: str, counts: Counter) -> str:
 
 
 FORMATS_WITH_TEMPLATES = sorted({subject.format.name for subject in all_subjects()})
+# CI's budget: about this many generated turns in all (two minutes on two cores), shared by the
+# formats with templates, at least CI_MINIMUM each. --deep gives every format its full count.
+CI_TURNS, CI_MINIMUM = 12_000, 500
+
+
+def turns_per_format(pytestconfig, round_trip_examples: int) -> int:
+    if pytestconfig.getoption("--deep"):
+        return round_trip_examples
+    return min(round_trip_examples, max(CI_MINIMUM, CI_TURNS // len(FORMATS_WITH_TEMPLATES)))
 
 
 @pytest.mark.parametrize("fmt_name", FORMATS_WITH_TEMPLATES)
-def test_calls_survive_the_round_trip_through_every_template(fmt_name, round_trip_examples):
+def test_calls_survive_the_round_trip_through_every_template(fmt_name, round_trip_examples, pytestconfig):
     """Each generated turn goes through one template of the format, drawn with the calls.
 
     Drawing the template (rather than running every turn through all of
@@ -261,7 +272,7 @@ def test_calls_survive_the_round_trip_through_every_template(fmt_name, round_tri
     counts: Counter = Counter()
     per_template: Counter = Counter()
 
-    @settings(max_examples=round_trip_examples,
+    @settings(max_examples=turns_per_format(pytestconfig, round_trip_examples),
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(calls=call_lists(alphabet(fmt, subjects)), subject=st.sampled_from(subjects))
     def round_trip(calls, subject):
@@ -321,11 +332,11 @@ def test_every_value_a_writer_cannot_carry_is_a_declared_limit(fmt_name):
 
 
 @pytest.mark.parametrize("fmt_name", list(FORMATS))
-def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, round_trip_examples):
+def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, round_trip_examples, pytestconfig):
     """One call per turn: ``write_call`` writes one call, and formats join several differently."""
     fmt = FORMATS[fmt_name]
 
-    @settings(max_examples=max(100, round_trip_examples // 20),
+    @settings(max_examples=max(50, turns_per_format(pytestconfig, round_trip_examples) // 10),
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(calls=call_lists(dataclasses.replace(alphabet(fmt, ()), max_calls=1)))
     def round_trip(calls):

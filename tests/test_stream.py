@@ -217,7 +217,7 @@ def test_a_bare_opening_token_at_close_raises():
 
 def test_a_closed_call_the_reader_cannot_read_raises_at_once():
     tool_stream = ToolCallStream("hermes")
-    with pytest.raises(UnparsedToolCall, match=r"'<tool_call>' at offset 3 "):
+    with pytest.raises(UnparsedToolCall, match=r"cannot read the tool call at offset 3 \('<tool_call>'\): .*'extra'"):
         tool_stream.feed('Ok <tool_call>\n{"name": "f", "arguments": {"x": 1}, "extra": 2}\n</tool_call>')
 
 
@@ -322,7 +322,9 @@ def test_a_long_held_opening_is_read_once_whatever_the_chunking(name, start):
     except UnparsedToolCall as error:
         result = ("raises", str(error))
     assert result == outcome(lambda: parse_events(text, name))
-    assert tool_stream.chars_examined <= 3 * len(text)
+    # About three looks per character (search, opening, extent), plus the
+    # lookahead of one opening: never a look per character per chunk.
+    assert tool_stream.chars_examined <= 3 * len(text) + 200
 
 
 def test_a_long_mistral_call_id_is_read_once():

@@ -150,7 +150,9 @@ CALL_OPENERS = (
     # (``<|channel|>commentary<|message|>``) could still be what arrives.
     Opener(CHANNEL, opener_pattern(CHANNEL, either(*map(literal, (*_CALL_CHANNELS, "final"))), literal(" " + TO)),
            _call_extent(len(CHANNEL)), cut_after=len(CHANNEL + "commentary ")),
-    Opener(TO, opener_pattern(TO, run(chars(r'[^ \t\n\r<"]'), at_least=1), literal(CHANNEL)),
+    # The recipient cannot hold "=": a run of "to=to=…" is then read once, not
+    # again from every "to=" in it.
+    Opener(TO, opener_pattern(TO, run(chars(r'[^ \t\n\r<"=]'), at_least=1), literal(CHANNEL)),
            _call_extent(len(TO)), cut_after=len(TO + FUNCTIONS)),
 )
 FRAMING = (
