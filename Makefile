@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test setup tokenizers lab clean vllm vllm-test bench
+.PHONY: table test test-package setup tokenizers lab clean vllm vllm-test bench
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,11 @@ endif
 table: tokenizers
 	$(BIN)/python -m templatestudio table
 
-test: tokenizers
+# Every test: the package, the corpus, the notebooks and the browser in .venv,
+# then the vLLM plugin against real servers in .venv-vllm.
+test: test-package vllm-test
+
+test-package: tokenizers
 	$(BIN)/python -m pytest -rs --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
 
 # Every table of issue 16 with its peers measured in the same run (vLLM's when

@@ -52,6 +52,11 @@ class ToolCallStream:
     def chars_examined(self) -> int:
         return self._machine.examined
 
+    @property
+    def offset(self) -> int:
+        """Reply offset of the first character not yet settled into events (held text starts here)."""
+        return self._machine.offset
+
     def feed(self, chunk: str) -> list[Event]:
         if self._machine.closed:
             raise RuntimeError("ToolCallStream already closed")

@@ -63,6 +63,10 @@ def calls_of(result: tuple) -> list[ParsedToolCall] | None:
     return [event.call for event in result[1] if isinstance(event, ToolCallEvent)]
 
 
+def shown_text(result: tuple) -> str:
+    return "".join(event.text for event in result[1] if isinstance(event, TextDelta))
+
+
 def split_at(text: str, cuts: list[int]) -> list[str]:
     bounds = sorted({cut % (len(text) + 1) for cut in cuts} | {0, len(text)})
     return [text[a:b] for a, b in zip(bounds, bounds[1:])]
@@ -252,9 +256,11 @@ def test_a_reply_cut_inside_a_call_raises_and_outside_does_not(name, index):
             # A cut call raises. The one other answer allowed is the call
             # whole (Hermes reads a last call whose closer a stop string
             # removed): never fewer calls than the regions it holds.
-            through = calls_of(outcome(lambda: read_events(text[: regions[inside[0]][2]], fmt)))
+            whole_region = outcome(lambda: read_events(text[: regions[inside[0]][2]], fmt))
             if result[0] != "raises":
-                assert calls_of(result) == through, (cut, prefix, result)
+                assert calls_of(result) == calls_of(whole_region), (cut, prefix, result)
+                # ... and nothing of the cut call is shown as text.
+                assert shown_text(result) == shown_text(whole_region), (cut, prefix, result)
                 accepted_whole += 1
         elif not any(start < cut < committed for start, committed, _ in regions):
             # Between calls: no error, and exactly the calls of the regions before the cut.

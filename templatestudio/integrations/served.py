@@ -260,15 +260,6 @@ def read_reply(text: str, fmt) -> tuple[str, Calls]:
     return body + content.finish(text), calls
 
 
-def _offset(stream: ToolCallStream) -> int:
-    """Reply offset of the first character the stream has not settled into events.
-
-    TEMPORARY: reaches into the stream until ToolCallStream exposes ``offset``.
-    """
-    offset = getattr(stream, "offset", None)
-    return offset if isinstance(offset, int) else stream._machine.offset
-
-
 class ReplyStream:
     """One reply fed in pieces: each feed gives (content, calls) to send now.
 
@@ -297,7 +288,7 @@ class ReplyStream:
             events = self.stream.feed(delta)
         except UnparsedToolCall as error:
             return self._leak(error), []
-        self.settled = _offset(self.stream)
+        self.settled = self.stream.offset
         return self.content.add(events, self.text)
 
     def close(self) -> tuple[str, Calls]:
