@@ -13,12 +13,14 @@ Two measures, because each misses what the other sees:
 
 The cases are issue 11's (many pythonic calls in one list, qwen-xml
 openers sharing one closer, prose fed a character at a time, a held
-opening) and, from the registry, for every format: many small calls, one
-huge argument (of plain letters, and of backslashes in small chunks), and,
-through the record machine behind ``find_call_markers`` (which runs every
-format's openers and readers and does not stop at a refusal), every
-opener's literal and every sample's opening repeated and every opening
-held open by a long run. Issue 11's cases are read by every format.
+opening) at its sizes; the engine's own paths (prose whole and a character
+at a time, a held opening) for every format's reader; for every format,
+many small calls, one huge argument of plain letters and one of
+backslashes in small chunks; and, through the record machine behind
+``find_call_markers`` (which runs every format's openers and readers and
+does not stop at a refusal, so it does the most work any reader does),
+every opener's literal and every sample's opening repeated, every
+format's calls interleaved, and every opening held open by a long run.
 """
 
 from __future__ import annotations
@@ -38,11 +40,12 @@ from templatestudio.resumable_match import MATCHED, MORE
 
 # Issue 11's sizes for the cases it measured, read by the format they aim at
 # and by the leak survey; the registry-wide matrix (every format's reader,
-# every format's cases) runs at a quarter of them so the file stays within
-# a minute: both span 16x, and the timing compares the last two sizes (4x).
+# every format's cases) runs at a sixth of them so the file stays within
+# about a minute: each spans 16x, and the timing compares the last two
+# sizes (4x). Reads under TOO_FAST_TO_TIME at the largest size are not timed.
 ISSUE_SIZES = (25_000, 100_000, 400_000)
-MATRIX_SIZES = (6_250, 25_000, 100_000)
-ONE_CHAR_SIZES = (2_500, 10_000, 40_000)  # a feed call per character, for every reader
+MATRIX_SIZES = (4_000, 16_000, 64_000)
+ONE_CHAR_SIZES = (500, 2_000, 8_000)  # a feed call per character, for every reader: work only, too fast to time
 WORK_GROWTH = 16 * 1.3
 TIME_GROWTH = 6.0
 # Reads shorter than this at the largest size are not timed: on a shared
@@ -73,22 +76,24 @@ def read(fmt, text: str, chunk: int | None) -> int:
     return machine.examined
 
 
-def seconds_per_read(fmt, text: str, chunk: int | None) -> float:
-    """Seconds one read takes, with the collector off, repeated until 20 ms have passed.
+def seconds_per_read(fmt, text: str, chunk: int | None) -> tuple[float, float]:
+    """(wall, CPU) seconds one read takes, collector off, repeated until 20 ms of wall time have passed.
 
     A garbage collection that lands in one run, or a read too short for the
-    clock, would otherwise make a linear reader look superlinear.
+    clock, would otherwise make a linear reader look superlinear. The CPU
+    time is the same run seen by ``process_time``: other processes on a
+    shared machine stretch the wall clock, not this process's CPU time.
     """
     gc.collect()
     gc.disable()
     try:
-        runs, started = 0, time.perf_counter()
+        runs, started, cpu = 0, time.perf_counter(), time.process_time()
         while True:
             read(fmt, text, chunk)
             runs += 1
             elapsed = time.perf_counter() - started
             if elapsed >= 0.02:
-                return elapsed / runs
+                return elapsed / runs, (time.process_time() - cpu) / runs
     finally:
         gc.enable()
 
@@ -135,8 +140,15 @@ ISSUE_CASES = {
     "prose, whole": ("hermes", None, lambda n: repeat(PROSE + " ", n)),
     "held '<tool_call>' + spaces, 256-char chunks": ("hermes", 256, lambda n: "<tool_call>" + " " * n),
 }
+# What issue 11 measured, at its sizes, by the format it aims at and the survey.
 for _case, (_target, _chunk, _build) in ISSUE_CASES.items():
-    CASES[_case] = ((_target, None), _chunk, ISSUE_SIZES, _build)
+    CASES[_case] = ((_target,) if _chunk == 1 else (_target, None), _chunk, ISSUE_SIZES, _build)
+# The engine's own paths (prose searched whole or a character at a time, an
+# opening held across chunks) for every format's reader. The other issue
+# cases cost every foreign reader what the owning format's reader costs,
+# since each hands the region to it: measured above.
+for _case in ("prose, one character at a time", "prose, whole", "held '<tool_call>' + spaces, 256-char chunks"):
+    _, _chunk, _build = ISSUE_CASES[_case]
     CASES[f"{_case} (every reader)"] = (EVERY, _chunk, ONE_CHAR_SIZES if _chunk == 1 else MATRIX_SIZES, _build)
 for _fmt in FORMATS.values():
     _small = _fmt.write_call(SMALL)
@@ -187,17 +199,22 @@ def test_work_and_wall_time_grow_linearly(case, reader):
         f"work grew {growth:.1f}x for {length_growth:.0f}x the text: {work}"
     )
     # Best of five, but stop as soon as one pair of runs is linear: a busy
-    # machine only ever makes one run slower, never the ratio smaller.
+    # machine only ever makes one run slower, never the ratio smaller. The
+    # wall clock decides; a ratio that only a busy machine's wall clock
+    # shows (the process's CPU time grew linearly) is not a failure.
     timings = []
     for _ in range(5):
         timings.append({size: seconds_per_read(fmt, texts[size], chunk) for size in sizes[1:]})
-        best = {size: min(t[size] for t in timings) for size in sizes[1:]}
-        if best[sizes[-1]] < TOO_FAST_TO_TIME or best[sizes[-1]] <= TIME_GROWTH * best[sizes[1]]:
+        wall = {size: min(t[size][0] for t in timings) for size in sizes[1:]}
+        cpu = {size: min(t[size][1] for t in timings) for size in sizes[1:]}
+        if wall[sizes[-1]] < TOO_FAST_TO_TIME or wall[sizes[-1]] <= TIME_GROWTH * wall[sizes[1]]:
+            return
+        if cpu[sizes[-1]] <= TIME_GROWTH * cpu[sizes[1]]:
             return
     pytest.fail(
-        f"wall time grew {best[sizes[-1]] / best[sizes[1]]:.1f}x from {sizes[1] // 1000} KB to {sizes[-1] // 1000} KB "
-        f"({best[sizes[1]] * 1000:.0f} ms -> {best[sizes[-1]] * 1000:.0f} ms) while work grew "
-        f"{work[sizes[-1]] / max(work[sizes[1]], 1):.1f}x: hidden superlinear work"
+        f"wall time grew {wall[sizes[-1]] / wall[sizes[1]]:.1f}x from {sizes[1] // 1000} KB to {sizes[-1] // 1000} KB "
+        f"({wall[sizes[1]] * 1000:.0f} ms -> {wall[sizes[-1]] * 1000:.0f} ms; CPU {cpu[sizes[-1]] / max(cpu[sizes[1]], 1e-9):.1f}x) "
+        f"while work grew {work[sizes[-1]] / max(work[sizes[1]], 1):.1f}x: hidden superlinear work"
     )
 
 

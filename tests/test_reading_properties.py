@@ -22,7 +22,7 @@ import random
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
@@ -301,7 +301,11 @@ def exactly_as_written(fmt: Format, call: ParsedToolCall, text: str, *, values: 
 def test_names_and_keys_come_back_exactly_as_written_or_raise(name):
     fmt = FORMATS[name]
 
+    # Issue 11's own examples first, then generated ones.
     @SETTINGS
+    @example(call_name="𝐝𝐞𝐥𝐞𝐭𝐞_𝐚𝐥𝐥", keys=["confirm"], number=1, arabic=False)
+    @example(call_name="ｇｅｔ_ｗｅａｔｈｅｒ", keys=["ﬁeld"], number=123, arabic=True)
+    @example(call_name="＿", keys=[], number=0, arabic=False)
     @given(call_name=NAME_TEXT, keys=st.lists(NAME_TEXT, max_size=3, unique=True), number=st.integers(0, 10**6),
            arabic=st.booleans())
     def check(call_name, keys, number, arabic):
