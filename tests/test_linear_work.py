@@ -63,6 +63,11 @@ def repeat(unit: str, size: int, tail: str = "") -> str:
     return unit * max(1, size // len(unit)) + tail
 
 
+def prose(size: int) -> str:
+    """size characters of the tuning set's answers (one answer set is longer than the small sizes)."""
+    return ((PROSE + " ") * (size // len(PROSE) + 1))[:size]
+
+
 def read(fmt, text: str, chunk: int | None) -> int:
     """Feed text to a machine (fmt None: the recording one) in chunks; return its work."""
     machine = Machine(fmt, record=fmt is None)
@@ -136,8 +141,8 @@ ISSUE_CASES = {
     "pythonic: many calls in one list": ("pythonic", None, lambda n: "[" + repeat("f(a=1), ", n) + "f(a=1)]"),
     "qwen-xml: many openers sharing one </parameter>": (
         "qwen-xml", None, lambda n: repeat("<tool_call>\n<function=f>\n<parameter=a>\n", n, "</parameter>\n</function>\n</tool_call>")),
-    "prose, one character at a time": ("hermes", 1, lambda n: repeat(PROSE + " ", n)),
-    "prose, whole": ("hermes", None, lambda n: repeat(PROSE + " ", n)),
+    "prose, one character at a time": ("hermes", 1, prose),
+    "prose, whole": ("hermes", None, prose),
     "held '<tool_call>' + spaces, 256-char chunks": ("hermes", 256, lambda n: "<tool_call>" + " " * n),
 }
 # What issue 11 measured, at its sizes, by the format it aims at and the survey.

@@ -46,16 +46,31 @@ _STRICT_START = re.compile(
 )
 
 
+_STRICT_LIST = re.compile(r"[ \t\r\n]*\[[ \t\r\n]*(?=\{)")
+
+
+def _call_shaped(item: object) -> bool:
+    """A dict with a name and non-schema arguments (or parameters), and no other keys."""
+    if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+        return False
+    keys = item.keys() - {"name"}
+    if len(keys) != 1 or not keys <= {"arguments", "parameters"}:
+        return False
+    return not looks_like_schema(item[next(iter(keys))])
+
+
 def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
     start = skip_space(region, len(OPEN))
-    if region.startswith("[", start):
-        raise CallSyntaxError("a list of calls in one fenced block is not this format")
     try:
         payload, after = decode_at(region, start)
     except CallSyntaxError:
-        if _STRICT_START.match(region, len(OPEN)):
+        if _STRICT_START.match(region, len(OPEN)) or _STRICT_LIST.match(region, len(OPEN)):
             raise  # it began as a call: broken, not prose
         return None
+    if isinstance(payload, list):
+        if payload and all(_call_shaped(item) for item in payload):
+            raise CallSyntaxError("a list of calls in one fenced block is not this format")
+        return None  # a list of data, or of tool schemas shown as documentation
     if not isinstance(payload, dict) or not ({"arguments", "parameters"} & payload.keys()):
         return None  # JSON data whose first key happens to be "name"
     if payload.keys() - {"name", "arguments", "parameters"}:
@@ -76,7 +91,9 @@ def write_call(call: ParsedToolCall) -> str:
 _NAME_KEY = either(literal('"name"'), literal("'name'"))
 OPENER = Opener(
     OPEN,
-    opener_pattern(OPEN, SPACES, optional(sequence(literal("["), SPACES)), literal("{"), SPACES, _NAME_KEY),
+    # Any fenced JSON object or list is a region, so a JSON value inside a
+    # code block is never mistaken for a bare call; read_region keeps data as text.
+    opener_pattern(OPEN, SPACES, either(literal("{"), literal("["))),
     lambda: TagExtent(len(OPEN), CLOSE, "json"),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})

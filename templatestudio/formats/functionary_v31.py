@@ -34,7 +34,7 @@ from templatestudio.formats.base import (
 )
 from templatestudio.formats.extents import TagExtent
 from templatestudio.formats.jsonbody import decode_at, skip_space
-from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.resumable_match import sequence, chars, either, literal, run
 
 OPEN, CLOSE = "<function=", "</function>"
 _NAME_CHARS = r'[^<>\n"]'  # what the tag can hold: no quote, so the extent's string tracking starts at the JSON
@@ -80,7 +80,8 @@ def write_call(call: ParsedToolCall) -> str:
 OPENER = Opener(
     OPEN,
     opener_pattern(OPEN, run(chars(_NAME_CHARS), at_least=1), literal(">"), SPACES,
-                   either(literal("{"), literal('"'))),
+                   # A JSON object opens with a key or closes at once; "{...}" in prose does neither.
+                   either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"'))),
     lambda: TagExtent(len(OPEN), CLOSE, "json"),
     cut_after=1 << 30,  # as qwen-xml's bare tag: a reply ending inside the tag is prose
 )

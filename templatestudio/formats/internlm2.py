@@ -30,7 +30,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.formats.extents import TagExtent
 from templatestudio.formats.jsonbody import call_from, decode_at, skip_space
-from templatestudio.resumable_match import either, literal
+from templatestudio.resumable_match import sequence, either, literal
 
 OPEN, PLUGIN, INTERPRETER, CLOSE = "<|action_start|>", "<|plugin|>", "<|interpreter|>", "<|action_end|>"
 
@@ -74,7 +74,9 @@ def write_call(call: ParsedToolCall) -> str:
 
 OPENER = Opener(
     OPEN,
-    opener_pattern(OPEN, SPACES, either(literal(PLUGIN), literal(INTERPRETER))),
+    # The action's JSON (or the interpreter's code) must follow: prose naming
+    # the tokens ("opens with <|action_start|><|plugin|> and …") stays text.
+    opener_pattern(OPEN, SPACES, either(sequence(literal(PLUGIN), SPACES, literal("{")), literal(INTERPRETER))),
     lambda: TagExtent(len(OPEN), CLOSE, "json", close_at_end=True),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
