@@ -32,10 +32,11 @@ import select
 import signal
 import sys
 import time
+from templatestudio.families import LLAMA31
 
 PARSERS = {  # this package's format name -> (vLLM parser name, tokenizer repo in the cache)
     "hermes": ("hermes", "Qwen/Qwen3-0.6B"),
-    "llama3-json": ("llama3_json", "unsloth/Llama-3.1-8B-Instruct"),
+    "llama3-json": ("llama3_json", LLAMA31),
     "pythonic": ("pythonic", "Qwen/Qwen3-0.6B"),
     "qwen-xml": ("qwen3_xml", "Qwen/Qwen3-0.6B"),
     "gemma4": ("gemma4", "google/gemma-4-E2B-it"),

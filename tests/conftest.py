@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from corpus_guard import corpus_is_required, require_corpus  # noqa: F401 - re-exported for fixtures
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
@@ -42,22 +44,6 @@ def gemma4(tokenizers):
 # Every test that needs ../shared/corpus goes through require_corpus: a
 # missing corpus skips it on a developer's machine (listed by `make test`'s
 # -rs) and fails it in CI (CI=true), so CI never passes on fewer tests.
-
-
-def corpus_is_required() -> bool:
-    """Whether this run must have the corpus: CI sets CI=true."""
-    return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
-
-
-def require_corpus() -> None:
-    """Return when the corpus is there; otherwise skip the test, or fail it in CI."""
-    from templatestudio.corpus import corpus_available, missing_message
-
-    if corpus_available():
-        return
-    if corpus_is_required():
-        pytest.fail(f"{missing_message()}; CI=true, so a missing corpus fails the run", pytrace=False)
-    pytest.skip(missing_message())
 
 
 @pytest.fixture

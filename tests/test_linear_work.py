@@ -107,17 +107,17 @@ def seconds_per_read(fmt, text: str, chunk: int | None) -> tuple[float, float]:
 
 
 def openings() -> list[str]:
-    """The text from each sample's marker to where its opening pattern matched."""
-    found = []
+    """For each opener, the text from a sample's marker to where its opening pattern matched (the first such)."""
+    found: dict[tuple[str, str], str] = {}
     for fmt in FORMATS.values():
         for sample in fmt.samples:
             for marker in find_call_markers(sample.text):
                 for opener in FORMATS[marker.formats[0]].openers:
                     verdict, end = opener.automaton.scan().feed(sample.text, marker.offset)
                     if opener.literal == marker.text and verdict == MATCHED:
-                        found.append(sample.text[marker.offset : end])
+                        found.setdefault((marker.formats[0], opener.literal), sample.text[marker.offset : end])
                         break
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(found.values()))
 
 
 def held_openings() -> list[tuple[str, str]]:

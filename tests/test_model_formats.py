@@ -18,7 +18,7 @@ import io
 import pytest
 from transformers.utils.chat_parsing.response_parser import parse_response
 
-from conftest import require_corpus
+from corpus_guard import require_corpus
 
 from templatestudio import corpus
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall

@@ -8,7 +8,7 @@ import re
 import pytest
 from jinja2 import TemplateError
 
-from conftest import require_corpus
+from corpus_guard import require_corpus
 from templatestudio.corpus import corpus_dir
 from templatestudio.families import LLAMA31
 from templatestudio.messages import assert_valid

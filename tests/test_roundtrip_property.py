@@ -65,7 +65,9 @@ from roundtrip_subjects import (
     summary,
     tool_schemas,
 )
+from corpus_guard import require_corpus
 from templatestudio import corpus
+from templatestudio.families import LLAMA31
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.coerce import coerce_arguments
 from templatestudio.engine import ToolCallEvent, read_events
@@ -90,7 +92,7 @@ TEMPLATE_LIMITS = {
     "Mistral-Small-3.2-24B-Instruct-2506": {"response template: the format's": {"not this call shape": True}},
     # Every Llama 3.x JSON template raises "This model only supports single tool-calls at once!".
     **{name: {"reader": {"two calls": True}} for name in (
-        "unsloth/Llama-3.1-8B-Instruct", "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
+        LLAMA31, "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
         "meta-llama-Llama-3.3-70B-Instruct", "tool_chat_template_llama3.1_json")},
     # GigaChat's templates render only the first call of a turn (no error: the rest is dropped).
     # So does gpt-oss's (harmony): one call per turn, the others dropped.
@@ -218,10 +220,12 @@ def check_round_trip(subject: Subject, calls: Calls, counts: Counter) -> None:
     assert same_calls(read, calls), f"the reader read {read!r}"
     assert content_is_only_tags(content), f"text beside the calls: {content!r}"
     counts[READER] += 1
-    written = [number for number, given in enumerate(ids, start=1) if given is not None]
-    if written:
-        assert ids == [f"call{number:05d}" for number in range(1, len(calls) + 1)], ids
-        counts["reader: ids read back exactly"] += 1
+    if any(given is not None for given in ids):
+        if subject.shape.endswith("9-char id"):  # the turn carried ids: the wire must give them back
+            assert ids == [f"call{number:05d}" for number in range(1, len(calls) + 1)], ids
+            counts["reader: ids read back exactly"] += 1
+        else:  # the template writes ids of its own (Kimi K2's functions.NAME:INDEX)
+            counts["reader: ids the template writes itself (not compared)"] += 1
     applicable = applicable_templates(subject)
     for label, _ in subject.response_templates:
         if (label, _) not in applicable:
@@ -430,8 +434,7 @@ def subject_named(name: str) -> Subject:
     for subject in all_subjects():
         if subject.name == name:
             return subject
-    if not corpus.corpus_available():
-        pytest.skip(corpus.missing_message())
+    require_corpus()
     raise LookupError(f"{name} is not among the templates under test")
 
 
@@ -442,7 +445,7 @@ def reader_calls(subject: Subject, calls: Calls):
 
 def test_llama31_refuses_a_second_call_in_one_turn():
     with pytest.raises(TemplateError, match="^This model only supports single tool-calls at once!$"):
-        render_wire(subject_named("unsloth/Llama-3.1-8B-Instruct"), [("a", {}), ("b", {})])
+        render_wire(subject_named(LLAMA31), [("a", {}), ("b", {})])
 
 
 def test_gemma4_delimiter_inside_a_string_is_refused_not_misread():
@@ -571,7 +574,7 @@ def test_values_a_text_wire_writes_as_text_are_typed_back_by_the_schema(value):
 @pytest.mark.parametrize(
     ("subject_name", "value"),
     [("Qwen/Qwen3-0.6B", "a </tool_call> b"), ("mistralai-Mistral-Nemo-Instruct-2407", "a </s> b"),
-     ("unsloth/Llama-3.1-8B-Instruct", "a }; b"), ("google/gemma-4-E2B-it", "a <tool_call|> b")],
+     (LLAMA31, "a }; b"), ("google/gemma-4-E2B-it", "a <tool_call|> b")],
 )
 def test_response_templates_cannot_read_a_closer_inside_a_string(subject_name, value):
     """The reader reads the call; the response template's region ends inside the string."""
