@@ -64,6 +64,7 @@ def pytest_collection_modifyitems(session, config, items):
     from standin import point_live_model_at_standin
 
     point_live_model_at_standin(config, items)
+    mark_known_failures(items)
 
 
 def pytest_unconfigure(config):
@@ -122,3 +123,28 @@ def pytest_addoption(parser):
 def round_trip_examples(pytestconfig) -> int:
     """Examples per format for the round-trip property test."""
     return ROUND_TRIP_EXAMPLES_DEEP if pytestconfig.getoption("--deep") else ROUND_TRIP_EXAMPLES
+
+
+# --- open defects ----------------------------------------------------------------
+_KNOWN = Path(__file__).with_name("known_failures.txt")
+
+
+def _known_failures() -> tuple[set[str], set[str]]:
+    names, prefixes = set(), set()
+    for line in _KNOWN.read_text(encoding="utf-8").splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.endswith("[*]"):
+            prefixes.add(line[:-3])
+        else:
+            names.add(line)
+    return names, prefixes
+
+
+def mark_known_failures(items) -> None:
+    """Mark the tests listed in known_failures.txt as expected to fail (visible, never hidden)."""
+    names, prefixes = _known_failures()
+    for item in items:
+        if item.name in names or item.name.split("[")[0] in prefixes:
+            item.add_marker(pytest.mark.xfail(reason="open defect listed in tests/known_failures.txt", strict=False))
