@@ -2,12 +2,11 @@
 
 ``run_all(sizes, vllm_python)`` returns ``Results``: the rows of each table
 (bench/run.py prints them) and the goals (``Goal``) judged on them, which
-tests/test_bench_smoke.py also checks at ``SMOKE`` sizes. Peers:
-transformers' ``parse_response`` (whole replies) and ``ResponseParser``
-(streams), with each format's response template; vLLM's parsers through
-bench/vllm_peer.py when a vLLM interpreter is given. Every peer's calls are
-compared with the calls written, and a peer that reads them otherwise is
-marked wrong. Times are the best of several runs (bench/timing.py).
+tests/test_bench_smoke.py also checks at ``SMOKE`` sizes. The peers are in
+bench/peers.py. Every reader's calls are compared with the calls written,
+and a peer that reads them otherwise is marked wrong. Times are the best of
+several runs with the garbage collector off (bench/timing.py); a ratio's two
+sides are timed in alternation, and a growth's two sizes in the same runs.
 """
 
 from __future__ import annotations
@@ -15,18 +14,16 @@ from __future__ import annotations
 import dataclasses
 import gc
 import json
-import os
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from transformers.utils.chat_parsing import ResponseParser
-
 import workloads as w
+from peers import run_vllm, stream_transformers, verdict, vllm_cell
 from templatestudio.calls import UnparsedToolCall
+from templatestudio.families import COURSE_FAMILIES, family
 from templatestudio.stream import ToolCallEvent, ToolCallStream
 from timing import best_seconds
 
@@ -45,13 +42,14 @@ class Sizes:
     runs: int = 3
     budget: float = 0.5  # seconds of repeats a cheap measurement may take, for a stable best
     stream_budget: float = 0.5  # the same for the streams against ResponseParser, the noisiest ratio
+    unjudged: bool = True  # also the tables no ratio goal reads (small calls' peers, the cost of a feed)
 
 
 FULL = Sizes()
 # One big call stays at 1 MB: it takes a millisecond, and below that the reader's fixed cost hides its
 # speed. Growth starts at 16K: below that the data sits in the CPU's caches and per-feed costs look smaller.
 SMOKE = Sizes(big=1_000_000, small=32_000, stream=16_000, growth=(16_000, 64_000), growth_chunks=(4,),
-              held=(8_000, 32_000), held_chunks=(1,), runs=2, budget=0.05, stream_budget=0.25)
+              held=(8_000, 32_000), held_chunks=(1,), runs=3, budget=0.05, stream_budget=0.25, unjudged=False)
 # Issue 16's goals. The streaming goal against vLLM names the formats the issue names.
 GROWTH_LIMIT = 4.4
 VLLM_STREAM_FORMATS = ("hermes", "llama3-json")
@@ -88,52 +86,6 @@ def stream_ours(fmt, pieces: list[str]) -> list:
     stream = ToolCallStream(fmt)
     events = [event for piece in pieces for event in stream.feed(piece)] + stream.close()
     return [(e.call.name, e.call.arguments) for e in events if isinstance(e, ToolCallEvent)]
-
-
-def stream_transformers(fmt, pieces: list[str]) -> list:
-    parser = ResponseParser(fmt.response_template, prefix="")
-    for piece in pieces:
-        parser.feed(piece)
-    message, _ = parser.finalize()
-    return [(c["function"]["name"], c["function"]["arguments"]) for c in message.get("tool_calls", [])]
-
-
-def held(fmt, pieces: list[str]) -> None:
-    """Feed a held opening and close it: the reply ends inside what opened as a call, so it raises."""
-    stream = ToolCallStream(fmt)
-    try:
-        for piece in pieces:
-            stream.feed(piece)
-        stream.close()
-    except UnparsedToolCall:
-        pass
-
-
-def verdict(read, expected) -> str:
-    try:
-        found = read()
-    except Exception as error:  # noqa: BLE001 - a peer that raises is wrong, and the row says how
-        return f"WRONG: raises {type(error).__name__}"
-    if found == expected:
-        return "yes"
-    if len(found) != len(expected):
-        return f"WRONG: {len(found)} calls of {len(expected)}"
-    return "WRONG: " + _first_difference(found, expected)
-
-
-def _first_difference(found, expected) -> str:
-    for (name, arguments), (want, wanted) in zip(found, expected):
-        if name != want:
-            return f"name {name!r}"
-        for key in wanted:
-            if arguments.get(key) != wanted[key]:
-                got = arguments.get(key)
-                if isinstance(got, str) and isinstance(wanted[key], str):
-                    return f"{key!r} is {len(got) - len(wanted[key]):+d} characters off"
-                return f"{key!r} differs"
-        if arguments != wanted:
-            return "extra keys"
-    return "differs"
 
 
 def _timed(action, sizes: Sizes) -> float:
@@ -184,41 +136,6 @@ def _timed_peer(action, sizes: Sizes) -> float | None:
         return None
 
 
-# --- vLLM --------------------------------------------------------------------------------
-
-
-def run_vllm(python: str | None, cases: list[dict]) -> tuple[str | None, dict]:
-    """vLLM's answers for cases, or (None, {}) when there is no vLLM interpreter."""
-    if python is None or not Path(python).exists():
-        return None, {}
-    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as handle:
-        json.dump({"cases": cases}, handle)
-    try:
-        done = subprocess.run([python, str(BENCH / "vllm_peer.py"), handle.name], capture_output=True, text=True,
-                              env={**os.environ, "VLLM_LOGGING_LEVEL": "ERROR"}, timeout=3600)
-    finally:
-        os.unlink(handle.name)
-    if done.returncode != 0:
-        return f"vLLM failed: {done.stderr.strip().splitlines()[-1:]}", {}
-    answer = json.loads(done.stdout)
-    return answer["vllm"], answer["results"]
-
-
-def _vllm_cell(results: dict, case_id: str, expected) -> tuple[float | None, str]:
-    found = results.get(case_id)
-    if found is None:
-        return None, "-"
-    if "error" in found:
-        return None, found["error"]
-    if "at least" in found:  # stopped: its time is a lower bound, its answer unknown
-        return found["at least"], f"stopped after {found['at least']:.0f} s" + (
-            f" at {found['read'] / found['of']:.0%}" if found["read"] else "")
-    calls = [tuple(call) for call in found["calls"]]
-    return found["seconds"], "yes" if calls == [tuple(c) for c in expected] else (
-        f"WRONG: {len(calls)} calls of {len(expected)}" if len(calls) != len(expected)
-        else "WRONG: " + _first_difference(calls, expected))
-
-
 # --- the tables ----------------------------------------------------------------------------
 
 
@@ -231,14 +148,17 @@ def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bo
     cases = []
     for fmt in formats:
         markers = sorted({*fmt.markers, *fmt.closers} - {"{", "}", "[", "]"})
+        # vLLM's parsers need a tokenizer: a course family's whose template writes the format, else Qwen3's.
+        tokenizer = next((declared.repo_id for declared in COURSE_FAMILIES if declared.call_format == fmt.name),
+                         family("qwen3").repo_id)
         cases += [
-            {"id": f"big {fmt.name}", "format": fmt.name, "markers": markers, "text": big[fmt.name].text,
-             "chunk": None, "runs": sizes.runs},
-            {"id": f"small {fmt.name}", "format": fmt.name, "markers": markers, "text": small[fmt.name].text,
-             "chunk": None, "runs": sizes.runs},
+            {"id": f"big {fmt.name}", "format": fmt.name, "parser": fmt.vllm_parser, "markers": markers, "tokenizer": tokenizer,
+             "text": big[fmt.name].text, "chunk": None, "runs": sizes.runs},
+            {"id": f"small {fmt.name}", "format": fmt.name, "parser": fmt.vllm_parser, "markers": markers, "tokenizer": tokenizer,
+             "text": small[fmt.name].text, "chunk": None, "runs": sizes.runs},
         ]
         if fmt.name in VLLM_STREAM_FORMATS:  # vLLM re-reads the whole text per chunk: minutes for every format
-            cases.append({"id": f"stream {fmt.name}", "format": fmt.name, "markers": markers,
+            cases.append({"id": f"stream {fmt.name}", "format": fmt.name, "parser": fmt.vllm_parser, "markers": markers, "tokenizer": tokenizer,
                           "text": streamed[fmt.name].text, "chunk": 4, "runs": 1})
     started = time.perf_counter()
     version, vllm = run_vllm(vllm_python, cases)
@@ -251,7 +171,8 @@ def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bo
     _small_calls(results, small, vllm, sizes)
     _streams(results, streamed, vllm, sizes)
     _growth(results, sizes)
-    _feed_cost(results, sizes)
+    if sizes.unjudged:
+        _feed_cost(results, sizes)
     if corpus_scan:
         _check(results)
     return results
@@ -269,7 +190,7 @@ def _one_call(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None
                                                  lambda: w.read_response_template(reply.text, fmt), sizes)
             row["ours"] = ours = min(ours, again)
             row["transformers ok"] = verdict(lambda: w.read_response_template(reply.text, fmt), reply.calls)
-        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"big {name}", reply.calls)
+        row["vllm"], row["vllm ok"] = vllm_cell(vllm, f"big {name}", reply.calls)
         rows.append(row)
         if w.json_bodied(fmt):
             results.goals.append(Goal("one big call: speed as a share of json.loads on the arguments", name,
@@ -286,10 +207,10 @@ def _small_calls(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> N
         ours = _timed(lambda: w.read_ours(reply.text, fmt), sizes)
         row = {"format": name, "MB": len(reply.text) / 1e6, "calls": len(reply.calls), "joined by": w.joiner(fmt)[0],
                "ours": ours, "ours ok": verdict(lambda: w.read_ours(reply.text, fmt), reply.calls)}
-        if fmt.response_template is not None:
+        if fmt.response_template is not None and sizes.unjudged:
             row["transformers"] = _timed_peer(lambda: w.read_response_template(reply.text, fmt), sizes)
             row["transformers ok"] = verdict(lambda: w.read_response_template(reply.text, fmt), reply.calls)
-        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"small {name}", reply.calls)
+        row["vllm"], row["vllm ok"] = vllm_cell(vllm, f"small {name}", reply.calls)
         rows.append(row)
         rate = len(reply.text) / 1e6 / ours
         if w.json_bodied(fmt):
@@ -315,7 +236,7 @@ def _streams(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None:
             if row["transformers ok"] == "yes":
                 results.goals.append(Goal("stream, 4-char chunks: times faster than ResponseParser", name,
                                           row["transformers"] / ours, 2.0))
-        row["vllm"], row["vllm ok"] = _vllm_cell(vllm, f"stream {name}", reply.calls)
+        row["vllm"], row["vllm ok"] = vllm_cell(vllm, f"stream {name}", reply.calls)
         if name in VLLM_STREAM_FORMATS and row["vllm"] and (row["vllm ok"] == "yes" or row["vllm ok"].startswith("stopped")):
             # A stopped vLLM stream gives a lower bound on the ratio, judged as measured.
             results.goals.append(Goal("stream, 4-char chunks: times faster than vLLM (at least, if stopped)", name,
@@ -323,19 +244,47 @@ def _streams(results: Results, replies: dict, vllm: dict, sizes: Sizes) -> None:
         rows.append(row)
 
 
+def _prefix_growth(fmt, pieces: list[str], split: int, runs: int, held_opening: bool) -> tuple[float, float]:
+    """Best times to stream the first split pieces and all of them, both taken in the same runs.
+
+    Timing the small reply as a prefix of the large one, in the same run,
+    keeps a burst of other load or a cache-warm short run from faking a
+    growth: each run yields both times.
+    """
+    best_low = best_high = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(runs):
+            stream = ToolCallStream(fmt)
+            started = time.perf_counter()
+            try:
+                for index, piece in enumerate(pieces):
+                    if index == split:
+                        best_low = min(best_low, time.perf_counter() - started)
+                    stream.feed(piece)
+                stream.close()
+            except UnparsedToolCall:
+                if not held_opening:
+                    raise
+            best_high = min(best_high, time.perf_counter() - started)
+    finally:
+        gc.enable()
+    return best_low, best_high
+
+
 def _growth(results: Results, sizes: Sizes) -> None:
     rows = results.tables.setdefault("growth", [])
     for fmt in w.formats():
         for label, chunk, (low, high) in growth_workloads(fmt, sizes):
-            times = []
-            for size in (low, high):
-                if label == "small calls":
-                    pieces = w.chunks(w.small_calls(fmt, size).text, chunk)
-                    action = lambda pieces=pieces: stream_ours(fmt, pieces)  # noqa: E731
-                else:
-                    pieces = w.chunks(w.held_opening(fmt, size), chunk)
-                    action = lambda pieces=pieces: held(fmt, pieces)  # noqa: E731
-                times.append(best_seconds(action, runs=2 if size > 100_000 else sizes.runs, budget=sizes.budget, cap=20))
+            if label == "small calls":
+                text = w.small_calls(fmt, high).text
+                low_text = w.small_calls(fmt, low).text
+            else:
+                text, low_text = w.held_opening(fmt, high), w.held_opening(fmt, low)
+            pieces = w.chunks(text, chunk)
+            split = -(-len(low_text) // chunk)  # the pieces that cover the small reply's length
+            times = _prefix_growth(fmt, pieces, split, 2 if high > 100_000 else sizes.runs, label != "small calls")
             growth = times[1] / times[0]
             rows.append({"format": fmt.name, "workload": label, "chunk": chunk, "low": times[0], "high": times[1],
                          "growth": growth, "sizes": (low, high)})

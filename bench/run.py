@@ -105,10 +105,12 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
     out += table(["format", "workload", "chunk", "sizes", "small", "large", "growth"],
                  [[r["format"], r["workload"], r["chunk"], f"{r['sizes'][0] // 1000}K -> {r['sizes'][1] // 1000}K",
                    _ms(r["low"]), _ms(r["high"]), f"{r['growth']:.2f}x"] for r in t["growth"]])
-    out += ["", "### Fixed cost of one feed call (µs per 1-character chunk of prose)", ""]
-    out += table(["format", "feeds", "ToolCallStream µs", "ResponseParser µs"],
-                 [[r["format"], f"{r['feeds']:,}", f"{r['ours us']:.2f}",
-                   f"{r['transformers us']:.2f}" if "transformers us" in r else "-"] for r in t["fixed cost of one feed"]])
+    if t.get("fixed cost of one feed"):
+        out += ["", "### Fixed cost of one feed call (µs per 1-character chunk of prose)", ""]
+        out += table(["format", "feeds", "ToolCallStream µs", "ResponseParser µs"],
+                     [[r["format"], f"{r['feeds']:,}", f"{r['ours us']:.2f}",
+                       f"{r['transformers us']:.2f}" if "transformers us" in r else "-"]
+                      for r in t["fixed cost of one feed"]])
     if t.get("check over the corpus"):
         out += ["", "### `check` over the whole corpus, sandboxed", ""]
         out += table(["templates", "wrong", "deadline", "corpus.scan in process", "python -m templatestudio check DIR"],

@@ -2,17 +2,18 @@
 
     .venv-vllm/bin/python bench/vllm_peer.py CASES.json  ->  JSON on stdout
 
-CASES.json holds {"cases": [{"id", "format", "markers", "text", "chunk"
-(null: the whole text at once), "runs"}]}. Each case is read by the vLLM
-parser this file maps the format to (``PARSERS``: the names are vLLM's, so
-the mapping lives here, beside the peer, not in the package's registry),
-with a tokenizer from the Hugging Face cache to which the format's markers
-are added as special tokens when it lacks them (vLLM's Mistral and DeepSeek
-parsers look their control tokens up in the vocabulary; no such tokenizer is
-cached here). Mistral is left out: vLLM's Mistral parser chooses the shape
-it reads (the JSON list or ``NAME[ARGS]``) by the Mistral tokenizer's
-version, and no Mistral tokenizer is cached, so it would read 0 calls of the
-``NAME[ARGS]`` shape ``write_call`` writes. Streaming feeds the chunks to ``extract_tool_calls_streaming``
+CASES.json holds {"cases": [{"id", "format", "parser", "markers", "tokenizer",
+"text", "chunk" (null: the whole text at once), "runs"}]}. Each case is read
+by the vLLM parser it names (bench/measure.py takes it from the format's
+``vllm_parser`` in the registry; null: the format has none here), with the
+tokenizer bench/measure.py names (a course family's whose template writes
+the format, else Qwen3's) to which the format's markers are added as special
+tokens when it lacks them (vLLM's DeepSeek and Kimi parsers look their
+control tokens up in the vocabulary; no such tokenizer is cached). Mistral
+has no parser here: vLLM's Mistral parser chooses the shape it reads (the
+JSON list or ``NAME[ARGS]``) by the Mistral tokenizer's version, and no
+Mistral tokenizer is cached, so it would read 0 calls of the ``NAME[ARGS]``
+shape ``write_call`` writes. Streaming feeds the chunks to ``extract_tool_calls_streaming``
 with the running text and no token ids (the parsers measured read text),
 and joins the name and argument deltas per call index.
 
@@ -32,28 +33,6 @@ import select
 import signal
 import sys
 import time
-from templatestudio.families import LLAMA31
-
-PARSERS = {  # this package's format name -> (vLLM parser name, tokenizer repo in the cache)
-    "hermes": ("hermes", "Qwen/Qwen3-0.6B"),
-    "llama3-json": ("llama3_json", LLAMA31),
-    "pythonic": ("pythonic", "Qwen/Qwen3-0.6B"),
-    "qwen-xml": ("qwen3_xml", "Qwen/Qwen3-0.6B"),
-    "gemma4": ("gemma4", "google/gemma-4-E2B-it"),
-    "deepseek-v3": ("deepseek_v3", "Qwen/Qwen3-0.6B"),
-    "deepseek-v3.1": ("deepseek_v31", "Qwen/Qwen3-0.6B"),
-    "kimi-k2": ("kimi_k2", "Qwen/Qwen3-0.6B"),
-    "deepseek-dsml": ("deepseek_v32", "Qwen/Qwen3-0.6B"),
-    "glm-xml": ("glm47", "Qwen/Qwen3-0.6B"),
-    "minimax-xml": ("minimax_m2", "Qwen/Qwen3-0.6B"),
-    "seed-oss": ("seed_oss", "Qwen/Qwen3-0.6B"),
-    "granite": ("granite", "Qwen/Qwen3-0.6B"),
-    "gigachat": ("gigachat3", "Qwen/Qwen3-0.6B"),
-    "functiongemma": ("functiongemma", "google/gemma-4-E2B-it"),
-    "internlm2": ("internlm", "Qwen/Qwen3-0.6B"),
-    "phi4-mini": ("phi4_mini_json", "Qwen/Qwen3-0.6B"),
-    "xlam": ("xlam", "Qwen/Qwen3-0.6B"),
-}
 
 
 def _tokenizer(repo: str, markers: list[str], cache: dict):
@@ -119,9 +98,9 @@ ALLOWANCE = 30.0  # seconds per case; a parser still running then is reported as
 def _one(case: dict, tokenizers: dict) -> dict:
     from vllm.tool_parsers import ToolParserManager
 
-    name, repo = PARSERS[case["format"]]
+    name = case["parser"]
     try:
-        tokenizer = _tokenizer(repo, case["markers"], tokenizers)
+        tokenizer = _tokenizer(case["tokenizer"], case["markers"], tokenizers)
         make = ToolParserManager.get_tool_parser(name)
         request = _request(case["text"])
         best, calls = float("inf"), None
@@ -162,7 +141,7 @@ def _in_child(case: dict, tokenizers: dict) -> dict:
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             os.close(reader)
-            return {"at least": time.perf_counter() - started, "parser": PARSERS[case["format"]][0],
+            return {"at least": time.perf_counter() - started, "parser": case["parser"],
                     "read": 0, "of": len(case["text"])}
         data = os.read(reader, 1 << 20)
         if not data:
@@ -176,11 +155,11 @@ def _in_child(case: dict, tokenizers: dict) -> dict:
 def run(cases: list[dict]) -> dict:
     tokenizers: dict = {}
     for case in cases:  # load every tokenizer once, here, so each forked child inherits them
-        if case["format"] in PARSERS:
-            _tokenizer(PARSERS[case["format"]][1], case["markers"], tokenizers)
+        if case["parser"] is not None:
+            _tokenizer(case["tokenizer"], case["markers"], tokenizers)
     results = {}
     for case in cases:
-        if case["format"] not in PARSERS:
+        if case["parser"] is None:
             results[case["id"]] = {"error": "no vLLM parser for this format"}
         else:
             results[case["id"]] = _in_child(case, tokenizers)

@@ -31,6 +31,7 @@ are reasoning text, never events).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -128,6 +129,42 @@ def _all_openers(own: Format | None) -> list[tuple[Format, Opener]]:
 _SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
 
 
+@dataclass(frozen=True)
+class _Tables:
+    """What a machine for one format looks up, built once per format (see ``_tables``)."""
+
+    anywhere: dict[str, list[tuple[Format, Opener]]]  # literal -> the openers it may start
+    start: list[tuple[Format, Opener]]  # openers that only open a reply
+    literals: re.Pattern  # any literal of ``anywhere``, longest first
+    longest: int
+    first_chars: re.Pattern  # a first character of any literal
+    starts: set[str]  # every non-empty start of a literal, whole literals included
+    proper_starts: set[str]  # the starts shorter than their literal
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(fmt: Format | None) -> _Tables:
+    pairs = _all_openers(fmt)
+    anywhere: dict[str, list[tuple[Format, Opener]]] = {}
+    for pair in pairs:
+        if not pair[1].start_only:
+            anywhere.setdefault(pair[1].literal, []).append(pair)
+    literals = sorted(anywhere, key=len, reverse=True)
+    firsts = re.escape("".join(sorted({item[0] for item in literals})))
+    return _Tables(
+        anywhere=anywhere,
+        start=[pair for pair in pairs if pair[1].start_only],
+        # The class in front lets the search skip to a possible first character at C speed.
+        literals=re.compile(f"(?=[{firsts}])(?:{'|'.join(re.escape(item) for item in literals)})"),
+        longest=max(map(len, literals)),
+        # For the end of a chunk: which tails could still grow into a literal
+        # (looked up in a set, at the few places a literal's first character stands).
+        first_chars=re.compile(f"[{firsts}]"),
+        starts={item[:size] for item in literals for size in range(1, len(item) + 1)},
+        proper_starts={item[:size] for item in literals for size in range(1, len(item))},
+    )
+
+
 class Machine:
     """Reads a reply for one format (or for none: then every call found is foreign).
 
@@ -145,17 +182,16 @@ class Machine:
         self._reasoning_start = 0
         self.examined = 0
         self._reasoning = fmt.reasoning if fmt is not None else None
-        pairs = _all_openers(fmt)
-        self._anywhere: dict[str, list[tuple[Format, Opener]]] = {}
-        for pair in pairs:
-            if not pair[1].start_only:
-                self._anywhere.setdefault(pair[1].literal, []).append(pair)
-        self._start = [pair for pair in pairs if pair[1].start_only]
-        literals = sorted(self._anywhere, key=len, reverse=True)
-        firsts = re.escape("".join(sorted({item[0] for item in literals})))
-        # The class in front lets the search skip to a possible first character at C speed.
-        self._literals = re.compile(f"(?=[{firsts}])(?:{'|'.join(re.escape(item) for item in literals)})")
-        self._longest = max(map(len, literals))
+        tables = _tables(fmt)
+        self._anywhere = tables.anywhere
+        self._start = tables.start
+        self._literals = tables.literals
+        self._longest = tables.longest
+        self._first_chars = tables.first_chars
+        self._starts = tables.starts
+        self._proper_starts = tables.proper_starts
+        self._steps = {"reason": self._reason, "start": self._start_of_reply, "text": self._text,
+                       "decide": self._decide, "region": self._in_region}
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
@@ -174,7 +210,13 @@ class Machine:
             # Nothing is held but a partial literal: drop what is settled.
             self._base += self._at
             self._buffer, self._at = self._buffer[self._at :], 0
-        self._buffer += text
+        # Appended through a local name that holds the only reference, so
+        # CPython can grow the string in place: ``self._buffer += text``
+        # would copy all the held text (a long call still open) on every feed.
+        buffer, self._buffer = self._buffer, ""
+        buffer += text
+        self._buffer = buffer
+        del buffer
         self._run(final=False)
         return self._take()
 
@@ -186,6 +228,8 @@ class Machine:
         return self._take()
 
     def _take(self) -> list[Event]:
+        if not self._events:
+            return []
         events, self._events = merge_deltas(self._events), []
         return events
 
@@ -210,9 +254,8 @@ class Machine:
 
     # -- the modes ----------------------------------------------------------------
     def _run(self, final: bool) -> None:
-        step = {"reason": self._reason, "start": self._start_of_reply, "text": self._text,
-                "decide": self._decide, "region": self._in_region}
-        while step[self._mode](final):
+        steps = self._steps
+        while steps[self._mode](final):
             pass
 
     def _reason(self, final: bool) -> bool:
@@ -282,21 +325,23 @@ class Machine:
         self._mode = "decide"
         return True
 
+    def _first_tail(self, buffer: str, start: int, tails: set[str]) -> int | None:
+        """The first index from start at which the rest of the buffer is in tails, if any."""
+        found = self._first_chars.search(buffer, start)
+        while found is not None:
+            if buffer[found.start() :] in tails:
+                return found.start()
+            found = self._first_chars.search(buffer, found.start() + 1)
+        return None
+
     def _pending_literal(self, buffer: str) -> int | None:
         """The first index from which the buffer's end is a proper prefix of some literal, if any."""
-        for index in range(max(self._at, len(buffer) - self._longest + 1), len(buffer)):
-            tail = buffer[index:]
-            if any(len(tail) < len(item) and item.startswith(tail) for item in self._anywhere):
-                return index
-        return None
+        return self._first_tail(buffer, max(self._at, len(buffer) - self._longest + 1), self._proper_starts)
 
     def _partial_literal(self, buffer: str) -> int:
         """Length of the longest end of buffer (past the settled part) that begins some literal."""
-        for size in range(min(self._longest - 1, len(buffer) - self._at), 0, -1):
-            tail = buffer[-size:]
-            if any(literal.startswith(tail) for literal in self._anywhere):
-                return size
-        return 0
+        index = self._first_tail(buffer, max(self._at, len(buffer) - self._longest + 1), self._starts)
+        return 0 if index is None else len(buffer) - index
 
     def _decide(self, final: bool) -> bool:
         buffer = self._buffer
@@ -357,7 +402,10 @@ class Machine:
         try:
             spans = fmt.read_region(region, opener)
         except CallSyntaxError as error:
-            self._refuse(fmt, opener, str(error))
+            if extent.ended_by_reply:
+                self._fail_cut(fmt, opener, str(error))
+            else:
+                self._refuse(fmt, opener, str(error))
             spans = None  # recorded: the region is kept as text
         if spans is None or fmt is not self.format:
             if spans:
@@ -397,13 +445,16 @@ class Machine:
             f"({opener.literal!r}): {reason}"
         )
 
-    def _fail_cut(self, fmt: Format, opener: Opener) -> None:
+    def _fail_cut(self, fmt: Format, opener: Opener, reason: str = "") -> None:
         if fmt is not self.format:
             self._foreign(fmt, opener)
             return
         shown = self._buffer[self._at : self._at + 24]
+        # reason: what the reader found in the unclosed region (read as if a
+        # stop string had removed its closer), kept for whoever debugs it.
         raise UnparsedToolCall(
             f"the reply ended inside a tool call: {shown!r} at offset {self.offset} was never closed"
+            + (f" ({reason})" if reason else "")
         )
 
 

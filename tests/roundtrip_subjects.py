@@ -31,7 +31,7 @@ from jinja2 import TemplateError
 from transformers.utils.chat_parsing.response_parser import parse_response
 
 from templatestudio import corpus
-from templatestudio.calls import UnparsedToolCall
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read_events
 from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
@@ -48,23 +48,42 @@ TOOLS = [{"type": "function", "function": {
 }}]  # a described parameter: Command R+'s template prints every description
 VARIABLES = template_variables(TOOLS)  # what the probe passes besides tools (firefunction v2's functions, datetime)
 _SHAPES = dict(CALL_SHAPES)
-# Text a reader may leave beside the calls: whitespace and the template's own tags
-# (Gemma 4 ends a call turn with <|tool_response>, which opens the tool's reply).
-_TAGS_ONLY = re.compile(r"(?:\s*<\|?[\w:/]+\|?>)*\s*")
+# Text a reader may leave beside the calls: whitespace, the template's own tags (Gemma 4
+# ends a call turn with <|tool_response>, which opens the tool's reply) and the separator a
+# template writes between two calls (Phi-4-mini's ",", which its reader keeps as content).
+_TAGS_ONLY = re.compile(r"(?:\s*(?:<\|?[\w:/]+\|?>|[,;]))*\s*")
 
 Calls = list[tuple[str, dict]]
 
 # --- the string alphabet and the representative values ------------------------------------
 
+def _literals(template: object):
+    """The literal strings a response template opens, closes or anchors on (its patterns are regexes)."""
+    if isinstance(template, dict):
+        for key, value in template.items():
+            if key in ("open", "close", "start_anchor"):
+                yield from ([value] if isinstance(value, str) else value if isinstance(value, list) else [])
+            else:
+                yield from _literals(value)
+
+
+def _written_tags(fmt: Format) -> set[str]:
+    """The tags a format's own writer puts around a call's parts (<arg_key>, <escape>, ...)."""
+    written = fmt.write_call(ParsedToolCall("f", {"k": "v", "n": 1, "l": ["x"]}))
+    return set(re.findall(r"</?[^<>\s\[\]{}\"']{1,40}>", written))
+
+
 MARKER_LOOKALIKES = sorted({
+    *(tag for fmt in FORMATS.values() for tag in _written_tags(fmt)),
     *(marker for fmt in FORMATS.values() for marker in fmt.markers),
+    *(text for fmt in FORMATS.values() for text in _literals(fmt.response_template) if text.strip()),
     *(closer for fmt in FORMATS.values() for closer in fmt.closers),
     *(text for fmt in FORMATS.values() if fmt.reasoning for text in fmt.reasoning),
     '<|"|>', "call:", "[ARGS]", "[CALL_ID]", "<function=f>", "<parameter=x>", "</parameter>",
     '{"name": "f", "arguments": {}}', '{"name": "f", "parameters": {}}', "[f(a=1)]",
     "<|im_end|>", "<turn|>", "<|eot_id|>", "</s>", "<|tool_response>", "<|tool_call_end|>",
 })
-PUNCTUATION = ['"', "'", "\\", "\\n", "\\u0041", "{", "}", "[", "]", ",", ":", ";", "(", ")", "=", "%s",
+PUNCTUATION = ['"', "'", "\\", "\\n", "\\u0041", "{", "}", "[", "]", ",", ":", ";", "(", ")", "=", "%s", '}, {"name": ',
                "{{", "}}", "}; ", "é", "日本", "🙂", "\ufeff", "\u2028", "\u2029", "\x85", "\U0001d41d"]
 CONTROL = [chr(code) for code in range(32)] + ["\x7f"]
 PIECES = tuple(dict.fromkeys([*MARKER_LOOKALIKES, *PUNCTUATION, *CONTROL]))

@@ -148,22 +148,37 @@ def test_minimax_response_template_keeps_the_text_around_the_block_and_drops_its
 # --- shared literals: each reader refuses the others' calls ------------------------------------------
 
 
-SHARED = {
-    "glm-xml": "<tool_call>get_exchange_rate<arg_key>base</arg_key><arg_value>EUR</arg_value></tool_call>",
-    "hermes": '<tool_call>{"name": "get_exchange_rate", "arguments": {"base": "EUR"}}</tool_call>',
-    "qwen-xml": "<tool_call>\n<function=get_exchange_rate>\n<parameter=base>\nEUR\n</parameter>\n</function>\n</tool_call>",
-    "seed-oss": "<seed:tool_call>\n<function=get_exchange_rate>\n<parameter=base>EUR</parameter>\n</function>\n</seed:tool_call>",
-}
+def _sharing() -> dict[str, list[str]]:
+    """Each format that opens with a literal another format also opens with -> those other formats."""
+    by_literal: dict[str, set[str]] = {}
+    for name, fmt in FORMATS.items():
+        for marker in fmt.markers:
+            by_literal.setdefault(marker, set()).add(name)
+    others: dict[str, set[str]] = {}
+    for names in by_literal.values():
+        for name in names:
+            if len(names) > 1:
+                others.setdefault(name, set()).update(names - {name})
+    return {name: sorted(rest) for name, rest in sorted(others.items())}
 
 
-@pytest.mark.parametrize("writer", sorted(SHARED))
+SHARING = _sharing()
+SHARED_CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR"})
+
+
+def test_the_formats_known_to_share_a_literal_are_among_those_found():
+    # The search above must find at least the pairs the module docstring names.
+    assert {"glm-xml", "qwen-xml"} <= set(SHARING["hermes"])
+    assert "functionary-v3.1" in SHARING["qwen-xml"]
+
+
+@pytest.mark.parametrize("writer", sorted(SHARING))
 def test_formats_sharing_a_literal_read_their_own_calls_and_refuse_the_others(writer):
-    text = SHARED[writer]
-    assert same(calls(text, writer), [ParsedToolCall("get_exchange_rate", {"base": "EUR"})])
-    for reader in SHARED:
-        if reader != writer:
-            with pytest.raises(UnparsedToolCall, match=f"opens a call in the {writer} format$"):
-                read_events(text, FORMATS[reader])
+    text = FORMATS[writer].write_call(SHARED_CALL)
+    assert same(calls(text, writer), [SHARED_CALL])
+    for reader in SHARING[writer]:
+        with pytest.raises(UnparsedToolCall, match=f"opens a call in the {writer} format$"):
+            read_events(text, FORMATS[reader])
 
 
 def test_qwen_xml_bare_function_and_seed_blocks_refuse_each_other():
@@ -172,7 +187,9 @@ def test_qwen_xml_bare_function_and_seed_blocks_refuse_each_other():
     with pytest.raises(UnparsedToolCall, match="opens a call in the qwen-xml format$"):
         read_events(bare, FORMATS["seed-oss"])
     # Inside a Seed block the bare <function= is not looked for: one call, not two.
-    assert len(calls(SHARED["seed-oss"], "seed-oss")) == 1
+    seed = FORMATS["seed-oss"].write_call(SHARED_CALL)
+    assert "<function=" in seed
+    assert len(calls(seed, "seed-oss")) == 1
 
 
 # --- reasoning, framing and ids -----------------------------------------------------------------------

@@ -103,6 +103,15 @@ TEMPLATE_LIMITS = {
     "CohereForAI-c4ai-command-r-plus-tool_use": {"reader": {"pieces": ["\x85", "\u2028", "\u2029"]}},
     # Apriel 1.5 writes dict arguments as a Python repr, which the response template's json cannot read.
     "ServiceNow-AI-Apriel-1.5-15b-Thinker": {"response template: the format's": {"not this call shape": True}},
+    # Its prompt opens <think>, and a past turn has no reasoning block to close, so the cut-out turn
+    # reads as reasoning up to a "</think>" inside a value (a real reply closes the block first).
+    "MiniMax-M2": {"reader": {"pieces": ["</think>"]}},
+    # vLLM's FunctionGemma template writes every value between <escape> delimiters: text.
+    "tool_chat_template_functiongemma": {
+        "reader": {"kinds": ["array", "boolean", "integer", "null", "number", "object"],
+                   "nested kinds": ["array", "boolean", "integer", "null", "number", "object", "string"]},
+        "response template: the format's": {"pieces": ["\x01", "\x02"]},
+    },
     # vLLM's Llama 4 template writes every value as "{{ value }}": text, pasted unescaped.
     "tool_chat_template_llama4_pythonic": {"reader": {
         "kinds": ["array", "boolean", "integer", "null", "number", "object"],
@@ -352,7 +361,8 @@ def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, 
 
 # --- each declared limit, shown -------------------------------------------------------------------------
 
-EXTRA_TRIGGERS = ({"k": float("inf")}, {"k": float("nan")}, {"type": "object", "properties": {}})
+EXTRA_TRIGGERS = ({"k": float("inf")}, {"k": float("nan")}, {"type": "object", "properties": {}},
+                  {"k": [{"a": 1}, {"name": "x"}]})  # a list of objects, the second one "name" first
 # Declared limits that neither the format's writer nor any template under test shows: each
 # names a value that only a shape nobody here writes cannot carry, so the generators leave out
 # values every template carries. Reported to the lead (/work/notes/core_bugs.md).
@@ -363,8 +373,6 @@ OVER_DECLARED = {
         "</function> ends only the wrapper-less <function=...> call; inside <tool_call> it is carried",
     ("qwen-xml", "a string starting or ending with a newline: one is taken as the tags' own"):
         "the writer and every template write one newline of their own on each side, and the reader takes exactly one",
-    ("llama3-json", "a call with no arguments written as {} closes the response template's pattern early"):
-        "the predicate is any string holding '}', which the response template reads; {} arguments read too",
     ("pythonic", "a string holding a wrapper's closing token"):
         "only a wrapped list (LFM2, Llama 4 wrappers) cannot carry it; the bare list the writer and template write can",
 }
@@ -376,9 +384,15 @@ DECLARED = [
 ]
 
 
+def test_every_over_declared_entry_names_a_limit_still_declared():
+    # A limit narrowed or removed in its format module leaves its entry here behind: say so.
+    declared = {(fmt.name, limit.description) for fmt in FORMATS.values() for limit in fmt.wire_limits}
+    assert sorted(set(OVER_DECLARED) - declared) == []
+
+
 def trigger(fmt: Format, limit) -> dict:
     """Representative arguments this limit names: one no other limit of its kind names, if there is one."""
-    pool = [*(c.arguments for c in MEASURED), *EXTRA_TRIGGERS]
+    pool = [*(c.arguments for c in MEASURED), *EXTRA_TRIGGERS, *({f"k{piece}": "v"} for piece in PIECES)]
     hits = [a for a in pool if limit.applies(a) and (limit.where == "wire" or not fmt.limits_for(a, "wire"))]
     if not hits:
         raise LookupError(f"no representative triggers {fmt.name}'s limit {limit.description!r}: add one")

@@ -46,6 +46,10 @@ class Extent:
     """
 
     examined: int = 0
+    # True once the extent ended the region only because the reply ended
+    # (a closer that a stop string may have removed): a region its reader
+    # then refuses was cut short, and the error says so.
+    ended_by_reply: bool = False
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -151,6 +155,7 @@ class Format:
     corpus_labels: tuple[str, ...]
     variants: tuple[str, ...] = ()
     string_arguments: bool = False  # whether values are text to be typed against the schema
+    vllm_parser: str | None = None  # vLLM's parser for this wire (the bench's peer); None: none reads write_call's here
 
     @property
     def markers(self) -> tuple[str, ...]:

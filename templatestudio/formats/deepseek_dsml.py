@@ -183,4 +183,5 @@ FORMAT = Format(
                   where="response template"),
     ),
     corpus_labels=("other:deepseek#v3.2-dsml",),
+    vllm_parser="deepseek_v32",
 )

@@ -50,16 +50,51 @@ _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 
+_FIRST_WINDOW = 4096
+_GROWTH = 16
+_NEAR_THE_END = 64
+
+
+def json_value_end(buffer: str, index: int) -> int | None:
+    """Past the JSON value at buffer[index], or None when no whole value starts there.
+
+    The decoder is given windows of the buffer that grow sixteenfold, not
+    the buffer itself: a failed decode builds a ``JSONDecodeError``, whose
+    line count runs from the start of the text it was given, so decoding a
+    region late in a long reply would cost the whole reply each time and a
+    reply made of many refused regions would take quadratic time. A window
+    that fails well before its end (and not inside a string it cut) decides
+    the question; otherwise the next window is tried, the last one being
+    the buffer itself. A value that closes inside a window ends where it
+    would in the whole buffer: JSON values end at a bracket or quote.
+    """
+    rest = len(buffer) - index
+    size = _FIRST_WINDOW
+    while True:
+        whole = size >= rest
+        text, at = (buffer, index) if whole else (buffer[index : index + size], 0)
+        try:
+            _, end = _DECODER.raw_decode(text, at)
+        except RecursionError:
+            return None
+        except json.JSONDecodeError as error:
+            settled = error.pos - at < size - _NEAR_THE_END and not error.msg.startswith("Unterminated string")
+            if whole or settled:
+                return None
+            size *= _GROWTH
+            continue
+        except ValueError:  # e.g. an integer past the interpreter's digit limit
+            return None
+        return end if whole else index + end
+
+
 def _after_json(buffer: str, index: int) -> int | None:
     """Past a whole JSON object or list at index (whitespace first) and the whitespace after it, or None."""
     index = _SPACE.match(buffer, index).end()
     if index >= len(buffer) or buffer[index] not in "{[":
         return None
-    try:
-        _, end = _DECODER.raw_decode(buffer, index)
-    except (ValueError, RecursionError):
-        return None
-    return _SPACE.match(buffer, end).end()
+    end = json_value_end(buffer, index)
+    return None if end is None else _SPACE.match(buffer, end).end()
 
 
 def _resume_point(buffer: str, position: int) -> int:
@@ -117,6 +152,7 @@ class TagExtent(Extent):
                 return quick + len(self.close)
         end = self._advance(buffer, start)
         if end is None and final and self.close_at_end:
+            self.ended_by_reply = True
             return len(buffer)
         return end
 
@@ -225,10 +261,7 @@ class ValueExtent(Extent):
         if self._quotes == '"' and not self.depth and self.quote is None and self.position == self._skip:
             at = start + self._skip
             if at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units):
-                try:
-                    _, end = _DECODER.raw_decode(buffer, at)
-                except (ValueError, RecursionError):
-                    end = None
+                end = json_value_end(buffer, at)
                 if end is not None:  # a whole value: its end is where the bracket count closes
                     self.examined += end - start
                     return end
@@ -279,6 +312,65 @@ class ValueExtent(Extent):
                         return position
         finally:
             self.position = position - start
+
+
+class ThenOptionalCloser(Extent):
+    """Ends where ``inner`` ends, or past ``closer`` when only whitespace stands between them.
+
+    For calls that a closing token may follow (DeepSeek's section closer,
+    GigaChat's end of message): the token belongs to the call, not to the
+    text after it. While the text so far could still become the closer it
+    waits, so the answer does not depend on where chunks were cut. A reply
+    that ends inside the closer ends the region there (``only_closer_after``
+    lets the reader accept the cut token).
+    """
+
+    def __init__(self, inner: Extent, closer: str) -> None:
+        self._inner = inner
+        self._closer = closer
+        self._after: int | None = None  # offset from start just past the inner region, once found
+        self._gap = 0  # whitespace passed over after it
+        self.examined = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self._after is None:
+            end = self._inner.advance(buffer, start, False)
+            self.examined = self._inner.examined
+            if end is None:
+                if final:  # the inner region's own answer at the end of the reply
+                    end = self._inner.advance(buffer, start, True)
+                    self.examined = self._inner.examined
+                    self.ended_by_reply = self._inner.ended_by_reply
+                return end
+            self._after = end - start
+        position = _SPACE.match(buffer, start + self._after + self._gap).end()
+        self.examined += position - (start + self._after + self._gap)
+        self._gap = position - start - self._after
+        tail = buffer[position : position + len(self._closer)]
+        if tail == self._closer:
+            self.examined += len(tail)
+            return position + len(self._closer)
+        if tail and self._closer.startswith(tail):
+            if not final:
+                return None  # a piece of the closer so far: wait for more
+            self.examined += len(tail)
+            return len(buffer)  # the reply ended inside the closer
+        if position == len(buffer):
+            # Whitespace so far: the closer may follow. At the end of the reply
+            # it is the same cut, with none of the closer written yet.
+            return len(buffer) if final else None
+        return start + self._after
+
+
+def only_closer_after(region: str, position: int, closer: str) -> bool:
+    """Whether region[position:] is whitespace, then closer or a start of it, and nothing more.
+
+    A start of the closer can only end a region that ``ThenOptionalCloser``
+    ended at the end of the reply: the reply was cut while the model wrote
+    the closing token after a whole call. The call is read; the fragment,
+    part of a special token, is not shown.
+    """
+    return closer.startswith(region[_SPACE.match(region, position).end() :])
 
 
 class EndOfReply(Extent):

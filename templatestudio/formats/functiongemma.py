@@ -114,4 +114,5 @@ FORMAT = Format(
     ),
     corpus_labels=("other:functiongemma",),
     variants=("every value as its Python text between <escape> (vLLM's template)",),
+    vllm_parser="functiongemma",
 )

@@ -108,5 +108,6 @@ FORMAT = Format(
     ),
     corpus_labels=("gemma4",),
     variants=("whitespace after <|tool_call>", "<|tool_call>:NAME without 'call' (vLLM report)"),
+    vllm_parser="gemma4",
 )
 

@@ -18,7 +18,9 @@ one by itself (a reply that starts with the call turn); and
 ``<|function_call|>``. Read: exactly ``name`` and ``arguments`` (a JSON
 object), whitespace between the markers and the object. Refused: a JSON
 list, arguments as a string (the templates write an object either way),
-any other key, a marker with no object after it.
+any other key, a marker with no object after it. The
+``<|message_sep|>`` that ends a call turn is part of the call (a reply cut
+inside it still gives the call), never content.
 
 Not handled: the templates render only the first call of a turn, so a
 turn holds one call as far as the model has seen; two markers in a row
@@ -33,8 +35,8 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole, skip_space
+from templatestudio.formats.extents import ThenOptionalCloser, ValueExtent, only_closer_after
+from templatestudio.formats.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import either, literal
 
 MESSAGE_SEP, CALL_TURN, FUNCTION_CALL = "<|message_sep|>", "function call<|role_sep|>", "<|function_call|>"
@@ -62,7 +64,9 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
         index = skip_space(region, index + len(CALL_TURN))  # the opener matched: the call turn's role is there
     if region.startswith("[", index):
         raise CallSyntaxError(f"a JSON list after {opener.literal}: GigaChat writes one object per call")
-    payload = decode_whole(region, index, len(region))
+    payload, stop = decode_at(region, index)
+    if not only_closer_after(region, stop, MESSAGE_SEP):
+        raise CallSyntaxError(f"unexpected text after the JSON value at offset {stop}")
     call, _ = call_from(payload)
     return [CallSpan(call, 0, len(region))]
 
@@ -72,14 +76,20 @@ def write_call(call: ParsedToolCall) -> str:
 
 
 _OBJECT = either(literal("{"), literal("["))
+
+
+def _extent(skip: int):
+    # The <|message_sep|> that ends GigaChat 3's call turn belongs to the call.
+    return lambda: ThenOptionalCloser(ValueExtent(skip), MESSAGE_SEP)
+
 OPENERS = (
     # GigaChat 3: the end of the assistant's message, then the call turn.
     # Ending right after the separator is a plain message (cut_after: never);
     # a reply cut inside the call turn's role is caught by the next opener.
     Opener(MESSAGE_SEP, opener_pattern(MESSAGE_SEP, SPACES, literal(CALL_TURN), SPACES, _OBJECT),
-           lambda: ValueExtent(len(MESSAGE_SEP)), cut_after=1 << 30),
-    Opener(CALL_TURN, opener_pattern(CALL_TURN, SPACES, _OBJECT), lambda: ValueExtent(len(CALL_TURN))),
-    Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), lambda: ValueExtent(len(FUNCTION_CALL))),
+           _extent(len(MESSAGE_SEP)), cut_after=1 << 30),
+    Opener(CALL_TURN, opener_pattern(CALL_TURN, SPACES, _OBJECT), _extent(len(CALL_TURN))),
+    Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), _extent(len(FUNCTION_CALL))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _JSON = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
@@ -121,4 +131,5 @@ FORMAT = Format(
     ),
     corpus_labels=("other:gigachat",),
     variants=("GigaChat 3 call turn", "GigaChat 3.1 <|function_call|>", "a call turn without the separator before it"),
+    vllm_parser="gigachat3",
 )

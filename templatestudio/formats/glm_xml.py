@@ -156,4 +156,5 @@ FORMAT = Format(
     corpus_labels=("other:glm-xml",),
     variants=("GLM-4.5/4.6 one tag per line", "GLM-4.7 compact"),
     string_arguments=True,
+    vllm_parser="glm47",
 )

@@ -92,4 +92,5 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: END_OF_TEXT in s), where="response template"),
     ),
     corpus_labels=("other:granite",),
+    vllm_parser="granite",
 )

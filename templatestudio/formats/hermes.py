@@ -83,4 +83,5 @@ FORMAT = Format(
     ),
     corpus_labels=("hermes",),
     variants=("string arguments (Qwen2.5 fine-tunes)", "missing closer at the end of the reply (stop strings)"),
+    vllm_parser="hermes",
 )

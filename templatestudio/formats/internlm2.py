@@ -114,4 +114,5 @@ FORMAT = Format(
     ),
     corpus_labels=("other:internlm",),
     variants=("the parameters key (InternLM's own format)", "missing closer at the end of the reply (stop token)"),
+    vllm_parser="internlm",
 )

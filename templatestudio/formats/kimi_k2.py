@@ -135,4 +135,5 @@ FORMAT = Format(
                   lambda arguments: any_string(arguments, lambda s: CALL_END in s), where="response template"),
     ),
     corpus_labels=("other:kimi",),
+    vllm_parser="kimi_k2",
 )

@@ -92,7 +92,10 @@ def write_call(call: ParsedToolCall) -> str:
 OPENERS = (
     Opener("{", LLAMA3_OPENING, lambda: ValueExtent(0), cut_after=3),
     # After the tag: JSON, or a built-in call such as brave_search.call( — not a word of prose.
-    Opener(TAG, opener_pattern(TAG, SPACES, either(literal("{"), sequence(chars(r"[A-Za-z_]"), run(chars(r"\w")), literal(".call(")))),
+    # Llama writes the built-in's name right after the tag; a space there is prose
+    # ("writes <|python_tag|> first."), so a reply ending on such a word is no cut call.
+    Opener(TAG, opener_pattern(TAG, either(sequence(SPACES, literal("{")),
+                                           sequence(chars(r"[A-Za-z_]"), run(chars(r"\w")), literal(".call(")))),
            lambda: ValueExtent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
@@ -134,4 +137,5 @@ FORMAT = Format(
     ),
     corpus_labels=("llama3-json",),
     variants=('"type": "function" (Llama 3.2)', "keys in any order"),
+    vllm_parser="llama3_json",
 )

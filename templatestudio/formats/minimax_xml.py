@@ -162,4 +162,5 @@ FORMAT = Format(
     ),
     corpus_labels=("other:minimax-xml",),
     string_arguments=True,
+    vllm_parser="minimax_m2",
 )

@@ -29,7 +29,11 @@ Not handled: the template's system prompt asks the model for
 wire shape, read by the format that claims that marker, so a Phi-4-mini
 reply written that way raises here as another format's call. The response
 template reads a call only where it opens the reply or follows a ``,``,
-with ``name`` first and written without escapes. No reasoning channel.
+with ``name`` first and written without escapes, and ends it at the first
+``}`` followed by ``, {"name"``: inside the arguments that is a list in
+which an object is followed by one whose first key is ``name`` (a declared
+limit); inside a string the quote is ``\"``, so strings are carried. No
+reasoning channel.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
+from templatestudio.formats.base import WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.formats.bare_json import ARGUMENTS_OPENING
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import call_from, decode_whole
@@ -75,6 +79,21 @@ def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
         return None  # {"arguments": ...} with no name: data, not a call
     call, _ = call_from(payload)
     return [CallSpan(call, 0, len(region))]
+
+
+def _object_then_name_first(value: object) -> bool:
+    """Whether a list anywhere in value holds an object followed by an object whose first key is "name".
+
+    Only there does JSON put ``}`` then ``, {"name"`` outside a string.
+    """
+    if isinstance(value, dict):
+        return any(_object_then_name_first(item) for item in value.values())
+    if isinstance(value, list):
+        return any(
+            isinstance(left, dict) and isinstance(right, dict) and next(iter(right), None) == "name"
+            for left, right in zip(value, value[1:])
+        ) or any(_object_then_name_first(item) for item in value)
+    return False
 
 
 def write_call(call: ParsedToolCall) -> str:
@@ -114,10 +133,10 @@ FORMAT = Format(
         NearMiss('A person: {"name": "Ada", "age": 36}.', False, "JSON data with a name"),
     ),
     wire_limits=(
-        WireLimit('a string holding } then , {"name": the response template closes the call there',
-                  lambda arguments: any_string(arguments, lambda s: re.search(r'\}\s*,\s*\{\s*"name"', s) is not None),
-                  where="response template"),
+        WireLimit('a list holding an object, then an object whose first key is "name": the response template '
+                  "closes the call after the first", _object_then_name_first, where="response template"),
     ),
     corpus_labels=("other:bare-json-arguments",),
     variants=("keys in either order", "calls joined by a comma, as the template writes them"),
+    vllm_parser="phi4_mini_json",
 )

@@ -234,6 +234,7 @@ FORMAT = Format(
     ),
     corpus_labels=("pythonic",),
     variants=("LFM2 <|tool_call_start|> wrapper", "Llama 4 <|python_start|> wrapper", "text after the list"),
+    vllm_parser="pythonic",
 )
 
 

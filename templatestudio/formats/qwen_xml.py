@@ -147,4 +147,5 @@ FORMAT = Format(
     ),
     corpus_labels=("qwen-xml",),
     string_arguments=True,
+    vllm_parser="qwen3_xml",
 )

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent
-from templatestudio.formats.extents import TagExtent
+from templatestudio.formats.base import CallSyntaxError
+from templatestudio.formats.extents import TagExtent, ThenOptionalCloser, only_closer_after
 from templatestudio.formats.jsonbody import decode_at, skip_space
 
 CallReader = Callable[[str, int], tuple[ParsedToolCall, str | None, int]]
@@ -74,11 +74,14 @@ def read_one_call(
     if not region.startswith(call_open, position):
         raise CallSyntaxError(f"expected {call_open} at offset {position}")
     call, call_id, position = read_call(region, position + len(call_open))
-    if position != len(region):
-        position = skip_space(region, position)
-        if not (region.startswith(section_close, position) and position + len(section_close) == len(region)):
-            raise CallSyntaxError(f"unexpected text after the call at offset {position}")
+    if not ends_the_section(region, position, section_close):
+        raise CallSyntaxError(f"unexpected text after the call at offset {skip_space(region, position)}")
     return [CallSpan(call, 0, len(region), call_id)]
+
+
+def ends_the_section(region: str, position: int, section_close: str) -> bool:
+    """Whether only whitespace and section_close (or the start of it a cut reply left) follow position."""
+    return only_closer_after(region, position, section_close)
 
 
 def json_object_at(region: str, index: int, name: str) -> tuple[dict, int]:
@@ -98,37 +101,8 @@ def expect(region: str, index: int, literal: str, what: str) -> int:
     return start + len(literal)
 
 
-class CallThenCloser(Extent):
-    """Ends past call_close (found outside JSON strings), or past section_close right after it.
-
-    After call_close it passes over whitespace; while the text so far could
-    still become section_close it waits, so the answer does not depend on
-    where chunks were cut. At the end of the reply it ends at call_close.
-    """
+class CallThenCloser(ThenOptionalCloser):
+    """Ends past call_close (found outside JSON strings), or past section_close right after it."""
 
     def __init__(self, skip: int, call_close: str, section_close: str) -> None:
-        self._call = TagExtent(skip, call_close, "json")
-        self._section = section_close
-        self._after: int | None = None  # offset from start just past call_close, once found
-        self._gap = 0  # whitespace passed over after call_close
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self._after is None:
-            end = self._call.advance(buffer, start, False)
-            self.examined = self._call.examined
-            if end is None:
-                return None
-            self._after = end - start
-        position = start + self._after + self._gap
-        while position < len(buffer) and buffer[position] in JSON_SPACE:
-            position += 1
-            self.examined += 1
-        self._gap = position - start - self._after
-        tail = buffer[position : position + len(self._section)]
-        if tail == self._section:
-            self.examined += len(tail)
-            return position + len(self._section)
-        if not final and self._section.startswith(tail):
-            return None  # whitespace or a piece of the closer so far: wait for more
-        return start + self._after
+        super().__init__(TagExtent(skip, call_close, "json"), section_close)

@@ -137,4 +137,5 @@ FORMAT = Format(
     ),
     corpus_labels=("other:seed-oss",),
     string_arguments=True,
+    vllm_parser="seed_oss",
 )

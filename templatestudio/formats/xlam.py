@@ -98,4 +98,5 @@ FORMAT = Format(
     wire_limits=(),
     corpus_labels=("other:xlam",),
     variants=("keys in either order", "prose around the list"),
+    vllm_parser="xlam",
 )
