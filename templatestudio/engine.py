@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
+from templatestudio.formats.jsonbody import decoded_once
 from templatestudio.resumable_match import FAILED, MATCHED, Scan
 
 
@@ -78,25 +79,23 @@ class Marker:
 def merge_deltas(events: list[Event]) -> list[Event]:
     """events with each run of adjacent deltas of one kind joined into one, empty ones dropped."""
     merged: list[Event] = []
-    texts: list[str] = []  # the current run's texts, joined once when it ends
-    kind: type | None = None
+    run: list[Event] = []  # the current run of one kind, joined once when it ends (linear)
 
     def close_run() -> None:
-        if texts:
-            merged.append(kind("".join(texts)))
-            texts.clear()
+        merged.append(run[0] if len(run) == 1 else type(run[0])("".join(delta.text for delta in run)))
+        run.clear()
 
     for event in events:
-        if isinstance(event, ToolCallEvent):
-            close_run()
-            kind = None
+        if type(event) is ToolCallEvent:
+            if run:
+                close_run()
             merged.append(event)
         elif event.text:
-            if type(event) is not kind:
+            if run and type(run[0]) is not type(event):
                 close_run()
-                kind = type(event)
-            texts.append(event.text)
-    close_run()
+            run.append(event)
+    if run:
+        close_run()
     return merged
 
 
@@ -106,7 +105,7 @@ class _Candidate:
     def __init__(self, fmt: Format, opener: Opener, anchor: int) -> None:
         self.format = fmt
         self.opener = opener
-        self.scan: Scan = opener.automaton.scan()
+        self.scan: Scan | None = None  # made only when the regex alone cannot decide
         self.anchor = anchor  # buffer index of the literal's first character
         self.fed = anchor  # buffer index up to which the scan has read
         self.verdict = "more"
@@ -165,6 +164,10 @@ def _tables(fmt: Format | None) -> _Tables:
     )
 
 
+# Held text up to this length is decided by the regex first (see _decide).
+_REGEX_FIRST_LOOK = 512
+
+
 class Machine:
     """Reads a reply for one format (or for none: then every call found is foreign).
 
@@ -196,7 +199,14 @@ class Machine:
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
         self._mode = "reason" if (reasoning_open and self._reasoning) else "start"
-        self._candidates: list[_Candidate] = []
+        # The opening being decided: the openers its literal may start, tried
+        # in order from _next; _trying holds the one whose automaton waits for
+        # more text, _undecided those still possible when the reply ended.
+        self._pairs: list[tuple[Format, Opener]] = []
+        self._anchor = 0
+        self._next = 0
+        self._trying: _Candidate | None = None
+        self._undecided: list[_Candidate] = []
         self._from_start = False
         self._region: tuple[Format, Opener, Extent] | None = None
         self._events: list[Event] = []
@@ -298,7 +308,7 @@ class Machine:
         starts = [(fmt, opener) for fmt, opener in self._start if head.startswith(opener.literal)]
         self._mode = "text"
         if starts:
-            self._candidates = [_Candidate(fmt, opener, first) for fmt, opener in starts]
+            self._open_decision(starts, first)
             self._from_start = True
             self._mode = "decide"
         return True
@@ -320,7 +330,7 @@ class Machine:
                 self._emit(TextDelta, pending)
                 return False
         self._emit(TextDelta, found.start())
-        self._candidates = [_Candidate(fmt, opener, found.start()) for fmt, opener in self._anywhere[found.group()]]
+        self._open_decision(self._anywhere[found.group()], found.start())
         self._from_start = False
         self._mode = "decide"
         return True
@@ -343,36 +353,57 @@ class Machine:
         index = self._first_tail(buffer, max(self._at, len(buffer) - self._longest + 1), self._starts)
         return 0 if index is None else len(buffer) - index
 
+    def _open_decision(self, pairs: list[tuple[Format, Opener]], anchor: int) -> None:
+        self._pairs, self._anchor, self._next = pairs, anchor, 0
+        self._trying, self._undecided = None, []
+
     def _decide(self, final: bool) -> bool:
-        buffer = self._buffer
-        for candidate in self._candidates:
-            if candidate.verdict == "more" and candidate.fed == candidate.anchor:
+        # The first opener that matches wins (own format first: _all_openers
+        # put it first), so openers are tried in order and the choice is made
+        # as soon as no earlier one is still undecided; at the end of the
+        # reply an undecided one no longer blocks a later match.
+        buffer, anchor, pairs = self._buffer, self._anchor, self._pairs
+        while self._next < len(pairs):
+            fmt, opener = pairs[self._next]
+            candidate = self._trying
+            if candidate is None and len(buffer) - anchor > _REGEX_FIRST_LOOK and not final:
+                # A long text already held (an earlier opener kept it undecided):
+                # the automaton reads it once, where a partial regex match would
+                # make the automaton read it again.
+                candidate = self._trying = _Candidate(fmt, opener, anchor)
+                candidate.scan = opener.automaton.scan()
+            if candidate is None:
                 # First look: the regex settles most openings at once; only one
                 # still arriving at the end of the buffer goes to the automaton.
-                found = candidate.opener.compiled.match(buffer, candidate.anchor, partial=True)
+                found = opener.compiled.match(buffer, anchor, partial=True)
+                self.examined += (found.end() if found is not None else anchor + 1) - anchor
                 if found is None:
-                    candidate.verdict = FAILED
-                elif not found.partial:
-                    candidate.verdict = MATCHED
-                self.examined += (found.end() if found is not None else candidate.anchor + 1) - candidate.anchor
-                if candidate.verdict != "more":
+                    self._next += 1
                     continue
+                if not found.partial:
+                    return self._open_region(fmt, opener)
+                candidate = _Candidate(fmt, opener, anchor)
+                if final:  # the text ended while the opening was still possible: the regex said all
+                    candidate.fed = len(buffer)
+                    self._undecided.append(candidate)
+                    self._next += 1
+                    continue
+                self._trying = candidate
+                candidate.scan = opener.automaton.scan()
+            before = candidate.scan.examined
+            candidate.verdict, _ = candidate.scan.feed(buffer, candidate.fed)
+            self.examined += candidate.scan.examined - before
+            candidate.fed = len(buffer)
+            if candidate.verdict == MATCHED:
+                return self._open_region(fmt, opener)
             if candidate.verdict == "more":
-                before = candidate.scan.examined
-                candidate.verdict, _ = candidate.scan.feed(buffer, candidate.fed)
-                self.examined += candidate.scan.examined - before
-                candidate.fed = len(buffer)
-        if not final and any(candidate.verdict == "more" for candidate in self._candidates):
-            return False
-        matched = [candidate for candidate in self._candidates if candidate.verdict == MATCHED]
+                if not final:
+                    return False
+                self._undecided.append(candidate)
+            self._trying = None
+            self._next += 1
         self._mode = "text"
-        if matched:
-            chosen = matched[0]  # own format first: _all_openers put it first
-            self._at = chosen.anchor
-            self._region = (chosen.format, chosen.opener, chosen.opener.extent())
-            self._mode = "region"
-            return True
-        cut = [candidate for candidate in self._candidates if candidate.cut_short]
+        cut = [candidate for candidate in self._undecided if candidate.cut_short]
         if cut:
             self._fail_cut(cut[0].format, cut[0].opener)
             # Recorded (a survey): the opening runs to the end of the text, so
@@ -381,9 +412,16 @@ class Machine:
             self._emit(TextDelta, len(buffer))
             return False
         if not self._from_start:
-            literal = self._candidates[0].opener.literal
+            literal = pairs[0][1].literal
             self.examined += len(literal)
             self._emit(TextDelta, self._at + len(literal))
+        return True
+
+    def _open_region(self, fmt: Format, opener: Opener) -> bool:
+        self._at = self._anchor
+        self._region = (fmt, opener, opener.extent())
+        self._mode = "region"
+        self._trying, self._undecided = None, []
         return True
 
     def _in_region(self, final: bool) -> bool:
@@ -400,7 +438,8 @@ class Machine:
         region = self._buffer[self._at : end]
         self._region, self._mode = None, "text"
         try:
-            spans = fmt.read_region(region, opener)
+            with decoded_once(region, extent.decoded):
+                spans = fmt.read_region(region, opener)
         except CallSyntaxError as error:
             if extent.ended_by_reply:
                 self._fail_cut(fmt, opener, str(error))

@@ -323,3 +323,27 @@ def test_check_refuses_a_limit_that_is_not_positive(tmp_path):
         "python -m templatestudio check: error: argument --deadline: "
         "must be a number of seconds above 0 and at most 1,000,000, got '0'"
     )
+
+
+def test_a_sandboxed_probe_forks_after_the_renderer_and_reading_tables_are_loaded():
+    # A child that imports transformers' renderer and builds the readers'
+    # tables itself pays about a second per template and loses them at exit:
+    # the corpus check took a minute instead of seconds. A fresh interpreter,
+    # so that nothing another test imported hides it.
+    code = "\n".join([
+        "import sys",
+        "from templatestudio import engine, probe",
+        "from templatestudio.formats import FORMATS",
+        "seen = {}",
+        "real = probe.run_sandboxed",
+        "def spy(fn, **kw):",
+        "    seen['renderer'] = 'transformers.utils.chat_template_utils' in sys.modules",
+        "    seen['tables'] = engine._tables.cache_info().currsize",
+        "    return real(fn, **kw)",
+        "probe.run_sandboxed = spy",
+        "probe.probe_template(\"{{ messages[0]['content'] }}\", deadline=10)",
+        "print(seen['renderer'], seen['tables'] >= len(FORMATS))",
+    ])
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True"]

@@ -50,6 +50,10 @@ class Extent:
     # (a closer that a stop string may have removed): a region its reader
     # then refuses was cut short, and the error says so.
     ended_by_reply: bool = False
+    # (start, value, end), offsets from the region's start, when the extent
+    # found the end by decoding the region's JSON: the engine hands it to
+    # the reader (``jsonbody.decoded_once``), which then does not decode again.
+    decoded: tuple[int, object, int] | None = None
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -55,26 +55,30 @@ _GROWTH = 16
 _NEAR_THE_END = 64
 
 
-def json_value_end(buffer: str, index: int) -> int | None:
-    """Past the JSON value at buffer[index], or None when no whole value starts there.
+def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
+    """The JSON value at buffer[index] and the offset past it, or None when no whole value starts there.
 
     The decoder is given windows of the buffer that grow sixteenfold, not
-    the buffer itself: a failed decode builds a ``JSONDecodeError``, whose
+    the whole buffer: a failed decode builds a ``JSONDecodeError``, whose
     line count runs from the start of the text it was given, so decoding a
     region late in a long reply would cost the whole reply each time and a
-    reply made of many refused regions would take quadratic time. A window
-    that fails well before its end (and not inside a string it cut) decides
-    the question; otherwise the next window is tried, the last one being
-    the buffer itself. A value that closes inside a window ends where it
-    would in the whole buffer: JSON values end at a bracket or quote.
+    reply of many refused regions would take quadratic time. A window that
+    fails well before its end (and not inside a string it cut) settles the
+    question; otherwise the next, larger window is tried. A value that
+    closes inside a window ends where it would in the whole buffer: JSON
+    values end at a bracket. The extents keep the value they decoded
+    (``Extent.decoded``) so that the reader does not decode it again.
     """
     rest = len(buffer) - index
     size = _FIRST_WINDOW
     while True:
         whole = size >= rest
-        text, at = (buffer, index) if whole else (buffer[index : index + size], 0)
+        if whole and index <= size:
+            text, at = buffer, index  # a failure's line count costs no more than the window
+        else:
+            text, at = buffer[index : index + size], 0
         try:
-            _, end = _DECODER.raw_decode(text, at)
+            value, end = _DECODER.raw_decode(text, at)
         except RecursionError:
             return None
         except json.JSONDecodeError as error:
@@ -82,19 +86,24 @@ def json_value_end(buffer: str, index: int) -> int | None:
             if whole or settled:
                 return None
             size *= _GROWTH
+            if 2 * size > rest:
+                size = rest  # the whole rest rather than a window nearly as large
             continue
         except ValueError:  # e.g. an integer past the interpreter's digit limit
             return None
-        return end if whole else index + end
+        return value, (end if text is buffer else index + end)
 
 
-def _after_json(buffer: str, index: int) -> int | None:
-    """Past a whole JSON object or list at index (whitespace first) and the whitespace after it, or None."""
+def _after_json(buffer: str, index: int) -> tuple[int, object, int] | None:
+    """(start, value, end) of a whole JSON object or list at index (whitespace first), end past the
+    whitespace after it; or None."""
     index = _SPACE.match(buffer, index).end()
     if index >= len(buffer) or buffer[index] not in "{[":
         return None
-    end = json_value_end(buffer, index)
-    return None if end is None else _SPACE.match(buffer, end).end()
+    found = json_value_at(buffer, index)
+    if found is None:
+        return None
+    return index, found[0], found[1]
 
 
 def _resume_point(buffer: str, position: int) -> int:
@@ -144,12 +153,16 @@ class TagExtent(Extent):
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
         if self.strings == "json" and self.position == self._skip and not self.in_string:
             quick = _after_json(buffer, start + self._skip)
-            if quick is not None and buffer.startswith(self.close, quick):
-                # A whole JSON value and the closer right after it: the scan
-                # would stop at the same place (a closer can only sit inside a
-                # string of a valid value), so the C decoder's answer is taken.
-                self.examined += quick + len(self.close) - start
-                return quick + len(self.close)
+            if quick is not None:
+                at, value, stop = quick
+                after = _SPACE.match(buffer, stop).end()
+                if buffer.startswith(self.close, after):
+                    # A whole JSON value and the closer right after it: the scan
+                    # would stop at the same place (a closer can only sit inside a
+                    # string of a valid value), so the C decoder's answer is taken.
+                    self.decoded = (at - start, value, stop - start)
+                    self.examined += after + len(self.close) - start
+                    return after + len(self.close)
         end = self._advance(buffer, start)
         if end is None and final and self.close_at_end:
             self.ended_by_reply = True
@@ -261,10 +274,11 @@ class ValueExtent(Extent):
         if self._quotes == '"' and not self.depth and self.quote is None and self.position == self._skip:
             at = start + self._skip
             if at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units):
-                end = json_value_end(buffer, at)
-                if end is not None:  # a whole value: its end is where the bracket count closes
-                    self.examined += end - start
-                    return end
+                found = json_value_at(buffer, at)
+                if found is not None:  # a whole value: its end is where the bracket count closes
+                    self.decoded = (at - start, found[0], found[1] - start)
+                    self.examined += found[1] - start
+                    return found[1]
         position = start + self.position
         try:
             while True:
@@ -290,6 +304,15 @@ class ValueExtent(Extent):
                     if kind == "stop":
                         position = found.start()
                         return position
+                    if kind == "open" and self._quotes == '"' and buffer[found.start()] in "{[":
+                        # The value opens after a head (Mistral's NAME[ARGS]): the
+                        # decoder's quick path applies here as at the start.
+                        whole = json_value_at(buffer, found.start())
+                        if whole is not None:
+                            self.decoded = (found.start() - start, whole[0], whole[1] - start)
+                            self.examined += whole[1] - after
+                            position = whole[1]
+                            return position
                     position = after
                     if kind == "open":
                         self.depth = 1

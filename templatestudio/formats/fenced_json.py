@@ -5,7 +5,10 @@ The opening is the fence, then an object (or a list) whose first key is
 Read: a JSON object with ``name`` and ``arguments`` (or ``parameters``).
 A block whose ``parameters`` is a JSON schema (``"type": "object"`` with
 ``properties``) documents a tool and stays text, as does an object with
-keys a call does not have (a config, a tool definition with a description). Refused: single-quoted
+keys a call does not have (a config, a tool definition with a description): a
+call written with ``parameters`` whose value looks like a schema is taken
+for documentation too, while one written with ``arguments`` (as the writer
+and the templates write calls) is read whatever its values. Refused: single-quoted
 pseudo-JSON, a list of calls, comments inside the JSON. Not detected: a
 call whose first key is not ``name``.
 """
@@ -124,8 +127,6 @@ FORMAT = Format(
         NearMiss('```json\n{"name": "Ada", "age": 36}\n```', False, "JSON data whose first key is name"),
     ),
     wire_limits=(
-        WireLimit("arguments shaped like a JSON schema: read as a tool's documentation",
-                  lambda arguments: looks_like_schema(arguments)),
         WireLimit("a string holding ``` : the response template's close pattern ends the block",
                   lambda arguments: any_string(arguments, lambda s: "```" in s), where="response template"),
     ),

@@ -9,6 +9,8 @@ past Python's digit limit included).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import json
 
 from templatestudio.calls import ParsedToolCall
@@ -25,8 +27,33 @@ def skip_space(text: str, index: int) -> int:
     return index
 
 
+# The value an extent already decoded for the region being read: (region
+# length, start, value, end). Set by the engine around one read_region call
+# (``decoded_once``), so a megabyte argument is decoded once, not twice.
+_ALREADY_DECODED: contextvars.ContextVar[tuple[int, int, object, int] | None] = contextvars.ContextVar(
+    "templatestudio_already_decoded", default=None
+)
+
+
+@contextlib.contextmanager
+def decoded_once(region: str, decoded: tuple[int, object, int] | None):
+    """While reading region, decode_at returns decoded's value at its start instead of decoding."""
+    if decoded is None:
+        yield
+        return
+    token = _ALREADY_DECODED.set((len(region), *decoded))
+    try:
+        yield
+    finally:
+        _ALREADY_DECODED.reset(token)
+
+
 def decode_at(text: str, index: int) -> tuple[object, int]:
     """The JSON value starting exactly at index and the offset just past it."""
+    known = _ALREADY_DECODED.get()
+    if known is not None and known[0] == len(text) and known[1] == index:
+        _ALREADY_DECODED.set(None)  # once: a reader that decodes again gets a fresh value
+        return known[2], known[3]
     try:
         return _DECODER.raw_decode(text, index)
     except json.JSONDecodeError as error:

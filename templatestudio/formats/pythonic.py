@@ -11,7 +11,10 @@ quotes, Python escapes), ASCII integers and floats, ``True``/``False``/
 ``None``, lists and string-keyed dicts. A list whose first item is not
 ``name(`` + keyword or ``)`` (``[len(row) for row in rows]``,
 ``[Note(important)]``) is prose; one that starts like a call and then breaks
-is refused. An empty wrapped list means "no call". Not handled: positional
+is refused. An empty wrapped list means "no call". A wrapped list ends at
+its first closing token, so a string inside it cannot hold
+``<|tool_call_end|>`` or ``<|python_end|>``; the bare list (what the writer
+and the templates write) can. Not handled: positional
 arguments, tuples, sets, ``**kwargs``, triple-quoted strings.
 """
 
@@ -39,6 +42,9 @@ _NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
 # Possessive: a long string is crossed at C speed, never backtracked through.
 _STRING = re.compile(r"""'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+\"""", re.S)
 _WORDS = {"True": True, "False": False, "None": None}
+# What only Python's own reading of a string literal settles: escapes, and the
+# characters its tokenizer refuses inside one (a CR ends the line, NUL the source).
+_NEEDS_PYTHON = re.compile(r"[\\\r\x00]")
 
 
 class _NotACall(Exception):
@@ -50,7 +56,10 @@ class _Parser:
         self.text = text
 
     def space(self, index: int) -> int:
-        return _SPACE.match(self.text, index).end()
+        text = self.text
+        if index < len(text) and text[index] not in " \t\r\n":
+            return index  # the common case, without a regex call
+        return _SPACE.match(text, index).end()
 
     def calls(self, index: int) -> tuple[list[ParsedToolCall], int]:
         text = self.text
@@ -105,6 +114,9 @@ class _Parser:
             raise CallSyntaxError("values nested too deeply")
         string = _STRING.match(text, index)
         if string is not None:
+            literal_text = string.group(0)
+            if not _NEEDS_PYTHON.search(literal_text):
+                return literal_text[1:-1], string.end()  # no escapes: the text between the quotes
             try:  # one string literal alone: no identifiers, nothing normalised
                 return ast.literal_eval(string.group(0)), string.end()
             except (ValueError, SyntaxError) as error:
@@ -227,8 +239,6 @@ FORMAT = Format(
     wire_limits=(
         WireLimit("a float that is infinite or not a number: repr writes a name, not a literal",
                   lambda arguments: any_string(arguments, lambda s: False) or _bad_float(arguments)),
-        WireLimit("a string holding a wrapper's closing token", lambda arguments: any_string(
-            arguments, lambda s: any(close in s for close in WRAPPERS.values()))),
         WireLimit("a keyword that is not a plain identifier (Python syntax has no way to write it)",
                   lambda arguments: any(not _NAME.fullmatch(key) or "." in key for key in arguments)),
     ),

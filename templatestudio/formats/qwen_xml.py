@@ -5,7 +5,11 @@ newline removed, exactly as Qwen3-Coder's template writes them; they are
 text, typed later against the tool's schema (``string_arguments``). A value
 ends at the first ``</parameter>``, a call at the first ``</tool_call>``;
 a repeated parameter makes the call unreadable. The wrapper-less
-``<function=NAME>…</function>`` (Qwen3.5 replies that drop it) is read too.
+``<function=NAME>…</function>`` (Qwen3.5 replies that drop it) is read too;
+such a call ends at the first ``</function>``, so in that shape (never
+written by the writer or the templates) a value cannot hold it. A value
+that starts or ends with a newline comes back whole: the templates write a
+newline of their own on each side, and exactly one is taken.
 Reasoning: ``<think>…</think>`` at the start of the reply.
 """
 
@@ -136,14 +140,12 @@ FORMAT = Format(
     wire_limits=(
         WireLimit(f"a string holding {END_PARAMETER}, which ends the value",
                   lambda arguments: any_string(arguments, lambda s: END_PARAMETER in s)),
-        WireLimit(f"a string holding {CLOSE} or {END_FUNCTION}, which ends the call",
-                  lambda arguments: any_string(arguments, lambda s: CLOSE in s or END_FUNCTION in s)),
+        WireLimit(f"a string holding {CLOSE}, which ends the call",
+                  lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
         WireLimit("a key that is empty or holds <, > or a newline: the tag cannot hold it",
                   lambda arguments: any(not key or any(c in key for c in "<>\n") for key in arguments)),
         WireLimit("a value that is not a string: the wire writes text, typed against the schema afterwards",
                   lambda arguments: any(not isinstance(value, str) for value in arguments.values())),
-        WireLimit("a string starting or ending with a newline: one is taken as the tags' own",
-                  lambda arguments: any(isinstance(v, str) and (v.startswith("\n") or v.endswith("\n")) for v in arguments.values())),
     ),
     corpus_labels=("qwen-xml",),
     string_arguments=True,
