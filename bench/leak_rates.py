@@ -9,7 +9,8 @@ call and the text looks like a call to it.
 False positives: the ordinary answers in tests/fixtures/prose_answers.json
 that get any marker at all (``leaks.find_call_markers``). Answers that quote
 a complete call in a model's own syntax are counted apart: no detector can
-tell them from a leak.
+tell them from a leak. The held-out answers (tests/fixtures/prose_holdout.json)
+were written apart from the rules and are only scored, never tuned against.
 
 Run: python bench/leak_rates.py
 """
@@ -30,6 +31,8 @@ from templatestudio.leaks import find_call_markers  # noqa: E402
 from templatestudio.tools import looks_like_tool_call  # noqa: E402
 
 PROSE = ROOT / "tests" / "fixtures" / "prose_answers.json"
+# Written apart from the marker rules and never tuned against: only scored.
+HOLDOUT = ROOT / "tests" / "fixtures" / "prose_holdout.json"
 
 
 def rate(hits: int, total: int) -> str:
@@ -61,6 +64,10 @@ def main() -> None:
     print(f"false positives ({len(ordinary)} ordinary answers)")
     print(f"  find_call_markers:       {rate(sum(bool(find_call_markers(t)) for t in ordinary), len(ordinary))}")
     print(f"  looks_like_tool_call:    {rate(sum(looks_like_tool_call(t) for t in ordinary), len(ordinary))}")
+    held_out = [a["text"] for a in json.loads(HOLDOUT.read_text(encoding="utf-8"))["answers"]]
+    print(f"false positives, held out ({len(held_out)} answers written apart from the rules)")
+    print(f"  find_call_markers:       {rate(sum(bool(find_call_markers(t)) for t in held_out), len(held_out))}")
+    print(f"  looks_like_tool_call:    {rate(sum(looks_like_tool_call(t) for t in held_out), len(held_out))}")
     print(f"answers quoting a whole call in a model's syntax ({len(quoted)}, flagged by design)")
     print(f"  find_call_markers:       {rate(sum(bool(find_call_markers(t)) for t in quoted), len(quoted))}")
     print(f"  looks_like_tool_call:    {rate(sum(looks_like_tool_call(t) for t in quoted), len(quoted))}")

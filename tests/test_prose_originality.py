@@ -259,3 +259,18 @@ def test_code_is_not_prose():
         "from",
         "ok",
     ]
+
+
+DOCS = [ROOT / "README.md", *sorted((ROOT / "bench").glob("*.md"))]
+
+
+@pytest.mark.parametrize("path", DOCS, ids=[path.name for path in DOCS])
+def test_readme_prose_is_our_own(path):
+    # The README is read as the course's front page: the same standard as the notebooks.
+    index = seed_index()
+    flagged = [
+        f"{path.name}: {hit.measure}\n  ours: {sentence}\n  seed: {hit.seed}"
+        for sentence in sentences(markdown_units(path.read_text(encoding="utf-8")))
+        if (hit := index.match(sentence)) is not None
+    ]
+    assert not flagged, f"{len(flagged)} sentence(s) follow a seed text:\n" + "\n".join(flagged)

@@ -83,6 +83,7 @@ class _FenceExtent(Extent):
         before = self.inner.examined
         end = self.inner.advance(buffer, start, final)
         self.examined += self.inner.examined - before
+        self.decoded, self.ended_by_reply = self.inner.decoded, self.inner.ended_by_reply
         return end
 
 

@@ -364,8 +364,10 @@ class ThenOptionalCloser(Extent):
                     end = self._inner.advance(buffer, start, True)
                     self.examined = self._inner.examined
                     self.ended_by_reply = self._inner.ended_by_reply
+                    self.decoded = self._inner.decoded
                 return end
             self._after = end - start
+            self.decoded = self._inner.decoded  # offsets from start: the closer after it changes nothing
         position = _SPACE.match(buffer, start + self._after + self._gap).end()
         self.examined += position - (start + self._after + self._gap)
         self._gap = position - start - self._after

@@ -27,10 +27,10 @@ def skip_space(text: str, index: int) -> int:
     return index
 
 
-# The value an extent already decoded for the region being read: (region
-# length, start, value, end). Set by the engine around one read_region call
+# The value an extent already decoded for the region being read: (the region
+# string itself, start, value, end). Set by the engine around one read_region call
 # (``decoded_once``), so a megabyte argument is decoded once, not twice.
-_ALREADY_DECODED: contextvars.ContextVar[tuple[int, int, object, int] | None] = contextvars.ContextVar(
+_ALREADY_DECODED: contextvars.ContextVar[tuple[str, int, object, int] | None] = contextvars.ContextVar(
     "templatestudio_already_decoded", default=None
 )
 
@@ -41,7 +41,7 @@ def decoded_once(region: str, decoded: tuple[int, object, int] | None):
     if decoded is None:
         yield
         return
-    token = _ALREADY_DECODED.set((len(region), *decoded))
+    token = _ALREADY_DECODED.set((region, *decoded))
     try:
         yield
     finally:
@@ -51,7 +51,7 @@ def decoded_once(region: str, decoded: tuple[int, object, int] | None):
 def decode_at(text: str, index: int) -> tuple[object, int]:
     """The JSON value starting exactly at index and the offset just past it."""
     known = _ALREADY_DECODED.get()
-    if known is not None and known[0] == len(text) and known[1] == index:
+    if known is not None and known[0] is text and known[1] == index:  # the very region, not an equal text
         _ALREADY_DECODED.set(None)  # once: a reader that decodes again gets a fresh value
         return known[2], known[3]
     try:

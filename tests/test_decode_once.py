@@ -1,0 +1,70 @@
+"""A big JSON argument is decoded about once, whichever format carries it.
+
+The extents find a small value's end with the C decoder and hand the value
+to the reader (``Extent.decoded``, ``jsonbody.decoded_once``), and give the
+decoder growing windows rather than the whole buffer. Counted here: the
+characters ``json.JSONDecoder.raw_decode`` read, to a value's end or to
+where it failed (work, not time).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from templatestudio.calls import ParsedToolCall
+from templatestudio.engine import ToolCallEvent, read_events
+from templatestudio.formats import FORMATS
+from templatestudio.formats.jsonbody import decode_at, decoded_once
+
+SIZE = 200_000
+SHAPES = {
+    "one long string": {"text": "x" * SIZE},
+    "many short strings": {"items": ["abcdefgh"] * (SIZE // 12)},
+    "escapes": {"t": 'a"b\\c\n' * (SIZE // 12)},
+}
+
+
+@pytest.fixture
+def decoded_chars(monkeypatch):
+    seen: list[int] = []
+    real = json.JSONDecoder.raw_decode
+
+    def counting(self, text, index=0):
+        # What the decoder read: up to the value's end, or to where it failed.
+        try:
+            value, end = real(self, text, index)
+        except json.JSONDecodeError as error:
+            # An unterminated string is reported where it starts, found at the text's end.
+            seen.append((len(text) if error.msg.startswith("Unterminated string") else error.pos) - index)
+            raise
+        seen.append(end - index)
+        return value, end
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
+    return seen
+
+
+JSON_BODIED = [name for name, fmt in FORMATS.items() if not fmt.string_arguments]
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+@pytest.mark.parametrize("name", JSON_BODIED)
+def test_a_big_argument_is_decoded_about_once(name, shape, decoded_chars):
+    fmt, arguments = FORMATS[name], SHAPES[shape]
+    text = fmt.write_call(ParsedToolCall("f", arguments))
+    events = read_events(text, fmt)
+    assert [e.call.arguments for e in events if isinstance(e, ToolCallEvent)] == [arguments]
+    # One decode of the payload, plus the windows a cut-off first try cost (4 K, 64 K).
+    assert sum(decoded_chars) <= len(text) + 70_000, (name, shape, decoded_chars[:8])
+
+
+def test_the_reader_gets_the_value_only_for_the_very_region_it_was_decoded_from():
+    region = '<x>{"a": 1}'
+    equal_text = "".join(['<x>{"a": ', "1}"])  # equal, but another string object
+    with decoded_once(region, (3, {"a": "remembered"}, len(region))):
+        assert decode_at(equal_text, 3) == ({"a": 1}, len(region))  # decoded, not the remembered value
+        assert decode_at(region, 3) == ({"a": "remembered"}, len(region))
+        assert decode_at(region, 3) == ({"a": 1}, len(region))  # once only
+    assert decode_at(region, 3) == ({"a": 1}, len(region))
