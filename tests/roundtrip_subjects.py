@@ -36,7 +36,7 @@ from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read
 from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
 from templatestudio.probe import (
-    CALL_SHAPES, probe_template, same_json_value, template_variables, turn_before_conversation_tail,
+    CALL_SHAPES, _call_turn_start, probe_template, same_json_value, template_variables, turn_before_conversation_tail,
 )
 from templatestudio.templates import ChatTemplate
 
@@ -143,6 +143,9 @@ class Subject:
     turn_end: str
     response_templates: tuple[tuple[str, dict], ...]
     measured: dict = field(default_factory=dict, compare=False)
+    # None for a template that renders calls only without tools, as the probe found
+    # (llama.cpp's DeepSeek R1 pipes tools through map(), which transformers cannot dump).
+    tools: list | None = field(default_factory=lambda: TOOLS)
 
     @property
     def name(self) -> str:
@@ -157,15 +160,16 @@ def _subject(template: ChatTemplate) -> Subject | None:
     probe = probe_template(template)
     if probe.format is None:
         return None
-    prompt = template.render([QUESTION], tools=TOOLS, add_generation_prompt=True, **VARIABLES)
+    tools = TOOLS if probe.with_tools else None
+    prompt = template.render([QUESTION], tools=tools, add_generation_prompt=True, **VARIABLES)
     mark = "ROUND-TRIP-REPLY-MARK"
-    plain = template.render([QUESTION, {"role": "assistant", "content": mark}], tools=TOOLS, **VARIABLES)
+    plain = template.render([QUESTION, {"role": "assistant", "content": mark}], tools=tools, **VARIABLES)
     fmt = probe.format
     shipped = (("shipped with the model", template.response_template),) if template.response_template else ()
     own = (("the format's", fmt.response_template),) if fmt.response_template else ()
     return Subject(
         template, fmt, probe.shape, bool(probe.text_values) or fmt.string_arguments, prompt,
-        plain[plain.rfind(mark) + len(mark):].strip(), own + shipped,
+        plain[plain.rfind(mark) + len(mark):].strip(), own + shipped, tools=tools,
     )
 
 
@@ -176,7 +180,7 @@ def all_subjects() -> tuple[Subject, ...]:
     if corpus.corpus_available():
         labels = corpus.load_labels()
         for path in corpus.corpus_templates():
-            label = labels.get(path.stem, {}).get("format")
+            label = corpus.label_key(labels.get(path.stem, {}))  # "other:deepseek#v3.1": the variant's format
             if label in corpus.LABEL_FORMATS and path.stem not in corpus.MALFORMED_RENDERINGS:
                 subject = _subject(ChatTemplate.from_file(path))
                 assert subject is not None and subject.format.name == corpus.LABEL_FORMATS[label], path.stem
@@ -208,19 +212,14 @@ def call_turn(subject: Subject, calls: Calls) -> dict:
 
 def render_wire(subject: Subject, calls: Calls) -> str:
     """What the model writes for calls: the render's addition after the prompt, without the end of turn."""
-    with_call = subject.template.render([QUESTION, call_turn(subject, calls)], tools=TOOLS, **VARIABLES)
+    with_call = subject.template.render([QUESTION, call_turn(subject, calls)], tools=subject.tools, **VARIABLES)
     prompt = subject.prompt
-    turn = turn_before_conversation_tail(subject.template, prompt, with_call, TOOLS, QUESTION)
+    turn = turn_before_conversation_tail(subject.template, prompt, with_call, subject.tools, QUESTION)
     if turn is not None:  # Command R+: the call turn sits before the tail every render ends with
         return turn.rstrip()
-    if with_call.startswith(prompt):
-        start = len(prompt)
-    else:  # the prompt pre-writes an empty reasoning block the history turn lacks
-        shared = 0
-        while shared < min(len(prompt), len(with_call)) and prompt[shared] == with_call[shared]:
-            shared += 1
-        start = max(with_call.rfind(">", 0, shared), with_call.rfind("\n", 0, shared)) + 1
-    added = with_call[start:].rstrip()
+    # Where the probe cuts: it also handles a prompt that pre-writes an empty reasoning block
+    # the history turn lacks, and vLLM's DeepSeek V3.1 template indenting the two renders apart.
+    added = with_call[_call_turn_start(prompt, with_call):].rstrip()
     if subject.turn_end and added.endswith(subject.turn_end):  # only at the very end: a value may hold it
         added = added[: -len(subject.turn_end)]
     return added
@@ -322,8 +321,11 @@ def _candidates() -> list[Candidate]:
 
 MEASURED = tuple(_candidates())
 TWO_CALLS = Candidate("two", "calls", {}, lambda calls: len(calls) > 1)
+# A template that renders two calls right but writes its end-of-turn tokens after every
+# later call (DeepSeek-R1-Distill's: "<｜tool▁calls▁end｜><｜end▁of▁sentence｜>" inside the loop).
+THREE_CALLS = Candidate("three", "calls", {}, lambda calls: len(calls) > 2)
 NOT_THIS_SHAPE = Candidate("not", "this call shape", {}, lambda calls: True)
-CANDIDATES = {candidate.label: candidate for candidate in (*MEASURED, TWO_CALLS, NOT_THIS_SHAPE)}
+CANDIDATES = {candidate.label: candidate for candidate in (*MEASURED, TWO_CALLS, THREE_CALLS, NOT_THIS_SHAPE)}
 
 
 def _failing(candidates: list[Candidate], carries) -> set[str]:
@@ -368,6 +370,8 @@ def measure(subject: Subject) -> dict[str, set[str]]:
             dropped = False
         if dropped:
             measured["reader"].add(TWO_CALLS.label)
+        elif not reader_carries(subject, [("f", {}), ("g", {}), ("h", {})]):
+            measured["reader"].add(THREE_CALLS.label)
     for label, template in subject.response_templates:
         def by_template(arguments: dict, template=template) -> bool:
             return template_carries(subject, template, [("f", arguments)])
@@ -402,5 +406,5 @@ def summary(labels: set[str]) -> dict[str, object]:
         found["pieces"] = sorted(smallest)
     if edges:
         found["at the ends only"] = sorted(edges)
-    found.update({c.label: True for c in chosen if c in (TWO_CALLS, NOT_THIS_SHAPE)})
+    found.update({c.label: True for c in chosen if c in (TWO_CALLS, THREE_CALLS, NOT_THIS_SHAPE)})
     return found

@@ -48,6 +48,7 @@ from roundtrip_subjects import (
     KIND_SAMPLES,
     MEASURED,
     PIECES,
+    THREE_CALLS,
     TWO_CALLS,
     CANDIDATES,
     Calls,
@@ -98,6 +99,12 @@ TEMPLATE_LIMITS = {
     # So does gpt-oss's (harmony): one call per turn, the others dropped.
     **{name: {"reader": {"two calls": True}} for name in (
         "GigaChat3-10B-A1.8B", "GigaChat3.1-10B-A1.8B", "openai-gpt-oss-120b")},
+    # DeepSeek-R1-Distill's template closes the section and the turn after every call past the first
+    # ("<｜tool▁calls▁end｜><｜end▁of▁sentence｜>" inside its loop): two calls render right, three do not.
+    # R1's prompts open <think> and its history turns carry no reasoning block, so the cut-out turn
+    # reads as reasoning up to a "</think>" inside a value (a real reply closes the block first).
+    "deepseek-ai-DeepSeek-R1-Distill-Llama-8B": {"reader": {"pieces": ["</think>"], "three calls": True}},
+    **{name: {"reader": {"pieces": ["</think>"]}} for name in ("deepseekv3", "llama-cpp-deepseek-r1")},
     # Command R+ indents its JSON with Jinja's indent filter, which also breaks lines at U+0085,
     # U+2028 and U+2029 inside strings (the JSON leaves them unescaped) and pads them with spaces.
     "CohereForAI-c4ai-command-r-plus-tool_use": {"reader": {"pieces": ["\x85", "\u2028", "\u2029"]}},
@@ -215,6 +222,10 @@ def check_round_trip(subject: Subject, calls: Calls, counts: Counter) -> None:
         counts[f"reader: skipped, declared wire limit: {declared[0]}"] += 1
         return
     skipped = sorted(label for label in measured["reader"] if CANDIDATES[label].present(calls))
+    if skipped == [THREE_CALLS.label]:
+        # The template renders two calls right and no more: the turn is checked with its first two.
+        calls, skipped = calls[:2], []
+        counts["reader: the template carries two calls of three (checked with the first two)"] += 1
     if skipped == [TWO_CALLS.label]:
         with pytest.raises(TemplateError):
             render_wire(subject, calls)
@@ -308,8 +319,8 @@ def test_every_format_a_corpus_label_names_has_templates_under_test():
     assert {"hermes", "gemma4", "llama3-json"} <= names  # the cached tokenizers alone
     if corpus.corpus_available():
         labels = corpus.load_labels()
-        labelled = {corpus.LABEL_FORMATS[label["format"]] for name, label in labels.items()
-                    if label["format"] in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS}
+        labelled = {corpus.LABEL_FORMATS[corpus.label_key(label)] for name, label in labels.items()
+                    if corpus.label_key(label) in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS}
         assert names == labelled
     print(f"\nformats no template under test writes (their own writer is tested): {sorted(set(FORMATS) - names)}")
 
