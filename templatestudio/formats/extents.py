@@ -95,8 +95,7 @@ def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
 
 
 def _after_json(buffer: str, index: int) -> tuple[int, object, int] | None:
-    """(start, value, end) of a whole JSON object or list at index (whitespace first), end past the
-    whitespace after it; or None."""
+    """(start, value, end) of a whole JSON object or list at index (whitespace first), or None."""
     index = _SPACE.match(buffer, index).end()
     if index >= len(buffer) or buffer[index] not in "{[":
         return None

@@ -74,14 +74,9 @@ def read_one_call(
     if not region.startswith(call_open, position):
         raise CallSyntaxError(f"expected {call_open} at offset {position}")
     call, call_id, position = read_call(region, position + len(call_open))
-    if not ends_the_section(region, position, section_close):
+    if not only_closer_after(region, position, section_close):
         raise CallSyntaxError(f"unexpected text after the call at offset {skip_space(region, position)}")
     return [CallSpan(call, 0, len(region), call_id)]
-
-
-def ends_the_section(region: str, position: int, section_close: str) -> bool:
-    """Whether only whitespace and section_close (or the start of it a cut reply left) follow position."""
-    return only_closer_after(region, position, section_close)
 
 
 def json_object_at(region: str, index: int, name: str) -> tuple[dict, int]:

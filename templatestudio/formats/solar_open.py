@@ -33,7 +33,8 @@ import re
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.formats.jsonbody import skip_space
-from templatestudio.formats.sections import CallThenCloser, ends_the_section, expect, json_object_at
+from templatestudio.formats.extents import only_closer_after
+from templatestudio.formats.sections import CallThenCloser, expect, json_object_at
 from templatestudio.resumable_match import literal
 
 HEADER, SECTION, SECTION_END = "<|begin|>assistant", "<|tool_calls|>", "<|calls|>"
@@ -77,7 +78,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     name, position = _word(region, position, "tool name", ARGS)
     arguments, position = json_object_at(region, position, name)
     position = skip_space(region, expect(region, position, CALL_END, "after the arguments"))
-    if not ends_the_section(region, position, SECTION_END):
+    if not only_closer_after(region, position, SECTION_END):
         raise CallSyntaxError(f"unexpected text after the call at offset {position}")
     return [CallSpan(ParsedToolCall(name, arguments), 0, len(region), call_id)]
 
