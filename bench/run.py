@@ -117,11 +117,19 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
                      [[r["templates"], r["wrong"], f"{r['deadline']:g} s", f"{r['scan s']:.2f} s",
                        f"{r['cli s']:.2f} s (exit {r['cli exit']})"] for r in t["check over the corpus"]])
     out += ["", "### Goals of issue 16", ""]
-    out += table(["goal", "format", "measured", "goal", "met"],
+    out += ["A big call's ceiling is the peer's time over `json.loads` on the arguments alone: no reader that "
+            "decodes the value can be faster than that against this peer.", ""]
+    out += table(["goal", "format", "measured", "goal", "met", "ceiling"],
                  [[g.what, g.format, f"{g.measured:,.2f}", ("≥ " if g.higher_is_better else "≤ ") + f"{g.target:g}",
-                   "yes" if g.met() else "NO"] for g in results.goals])
+                   "yes" if g.met() else "NO", "-" if g.ceiling is None else f"{g.ceiling:,.2f}"]
+                  for g in results.goals])
     missed = [g for g in results.goals if not g.met()]
     out += ["", f"{len(results.goals) - len(missed)} of {len(results.goals)} goals met."]
+    beyond = [g for g in missed if g.ceiling is not None and g.ceiling < g.target]
+    if beyond:
+        out += [f"{len(beyond)} of the missed goals ask for more than their ceiling: "
+                + ", ".join(f"{g.format} vs {g.what.rsplit(' ', 1)[-1]} ({g.measured:.2f} of at most {g.ceiling:.2f})"
+                            for g in beyond) + "."]
     return out
 
 

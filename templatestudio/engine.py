@@ -35,6 +35,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from templatestudio import canonical_runs
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
@@ -79,23 +80,30 @@ class Marker:
 def merge_deltas(events: list[Event]) -> list[Event]:
     """events with each run of adjacent deltas of one kind joined into one, empty ones dropped."""
     merged: list[Event] = []
-    run: list[Event] = []  # the current run of one kind, joined once when it ends (linear)
-
-    def close_run() -> None:
-        merged.append(run[0] if len(run) == 1 else type(run[0])("".join(delta.text for delta in run)))
-        run.clear()
-
+    append = merged.append
+    kind = None  # the type of merged[-1] when it is a delta
+    texts: list[str] | None = None  # the texts of merged[-1]'s run, once it has two (joined once: linear)
     for event in events:
-        if type(event) is ToolCallEvent:
-            if run:
-                close_run()
-            merged.append(event)
-        elif event.text:
-            if run and type(run[0]) is not type(event):
-                close_run()
-            run.append(event)
-    if run:
-        close_run()
+        current = type(event)
+        if current is ToolCallEvent:
+            if texts is not None:
+                merged[-1], texts = kind("".join(texts)), None
+            append(event)
+            kind = None
+            continue
+        if not event.text:
+            continue
+        if current is kind:
+            if texts is None:
+                texts = [merged[-1].text]
+            texts.append(event.text)
+            continue
+        if texts is not None:
+            merged[-1], texts = kind("".join(texts)), None
+        append(event)
+        kind = current
+    if texts is not None:
+        merged[-1] = kind("".join(texts))
     return merged
 
 
@@ -166,6 +174,12 @@ def _tables(fmt: Format | None) -> _Tables:
 
 # Held text up to this length is decided by the regex first (see _decide).
 _REGEX_FIRST_LOOK = 512
+# Held text this short past an opener's literal goes to the automaton at once (see _decide).
+_SHORT_HOLD = 4
+
+# Chunks shorter than this may take feed's shortcuts for text (a token's size;
+# a longer chunk would be read twice when the shortcut does not apply).
+_SHORT_CHUNK = 256
 
 
 class Machine:
@@ -175,9 +189,12 @@ class Machine:
     ends the reply. record=True collects foreign calls in ``markers``
     instead of raising (that is how ``leaks.find_call_markers`` surveys a
     text). reasoning_open says the prompt already opened the reasoning block.
+    runs=False reads every call through its opener, never as part of a run
+    of written calls (``canonical_runs``); the events are the same.
     """
 
-    def __init__(self, fmt: Format | None, *, reasoning_open: bool = False, record: bool = False) -> None:
+    def __init__(self, fmt: Format | None, *, reasoning_open: bool = False, record: bool = False,
+                 runs: bool = True) -> None:
         self.format = fmt
         self.record = record
         self.markers: list[Marker] = []
@@ -211,23 +228,87 @@ class Machine:
         self._region: tuple[Format, Opener, Extent] | None = None
         self._events: list[Event] = []
         self._closed = False
+        self._runs = _run_shape(fmt) if runs and fmt is not None and not record else None
+        self._runs_from = 0  # no run is tried before this buffer index (after a failed try)
+        self.runs_tried = 0  # how often a run was tried, and how many calls runs settled
+        self.run_calls = 0
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str) -> list[Event]:
+        # A stream calls this once per token, so the common cases are written
+        # out here rather than reached through _run, the mode table and _take.
         if self._closed:
             raise RuntimeError("the reply was already closed")
-        if self._mode in ("start", "text", "reason") and self._at:
-            # Nothing is held but a partial literal: drop what is settled.
-            self._base += self._at
-            self._buffer, self._at = self._buffer[self._at :], 0
-        # Appended through a local name that holds the only reference, so
-        # CPython can grow the string in place: ``self._buffer += text``
-        # would copy all the held text (a long call still open) on every feed.
-        buffer, self._buffer = self._buffer, ""
-        buffer += text
-        self._buffer = buffer
-        del buffer
-        self._run(final=False)
+        mode = self._mode
+        if mode == "region":
+            # Inside a call only its extent can settle anything: it is asked
+            # directly, and a chunk that does not end the call costs one call.
+            # (Appended through a local name that holds the only reference, so
+            # CPython can grow the string in place: ``self._buffer += text``
+            # would copy all the held text, a long call still open, each time.)
+            buffer, self._buffer = self._buffer, ""
+            buffer += text
+            self._buffer = buffer
+            extent = self._region[2]
+            before = extent.examined
+            end = extent.advance(buffer, self._at, False)
+            del buffer
+            self.examined += extent.examined - before
+            if end is None:
+                return []  # nothing is settled inside an open call, so no event waits
+            self._end_region(end)
+        elif mode == "decide" and self._trying is not None:
+            # An opening the automaton is still reading: fed here first, and only
+            # once it is decided does _decide run (its feed of the settled scan
+            # then reads nothing).
+            buffer, self._buffer = self._buffer, ""
+            buffer += text
+            self._buffer = buffer
+            candidate = self._trying
+            scan = candidate.scan
+            before = scan.examined
+            candidate.verdict, _ = scan.feed(buffer, candidate.fed)
+            self.examined += scan.examined - before
+            candidate.fed = len(buffer)
+            del buffer
+            if candidate.verdict == "more":
+                return []
+            if candidate.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
+                self._open_region(candidate.format, candidate.opener)
+        else:
+            if mode == "text" and 0 < len(text) < _SHORT_CHUNK:
+                # Two cases _text would settle without emitting a literal, for a
+                # token-sized chunk (a longer one goes to _text, which reads it once).
+                at = self._at
+                if at == len(self._buffer):
+                    if self._first_chars.search(text) is None:
+                        # Prose with nothing held: no literal can start in it, so
+                        # all of it is text.
+                        self._base += at
+                        self._buffer, self._at = text, len(text)
+                        self.examined += len(text)
+                        return [TextDelta(text)]
+                else:
+                    held = self._buffer[at:] + text
+                    if held in self._proper_starts:
+                        # The held start of a literal grew and is still only a start
+                        # of one (``<tool_c``, ``[TOOL``): it is held on, as _text
+                        # would hold it, whatever literal it already contains.
+                        self._base += at
+                        self._buffer, self._at = held, 0
+                        self.examined += len(text)
+                        return []
+            if self._at and mode in ("start", "text", "reason"):
+                # Nothing is held but a partial literal: drop what is settled.
+                self._base += self._at
+                self._buffer, self._at = self._buffer[self._at :], 0
+            buffer, self._buffer = self._buffer, ""
+            buffer += text
+            self._buffer = buffer
+            del buffer
+        steps = self._steps
+        while steps[self._mode](False):
+            pass
         return self._take()
 
     def close(self) -> list[Event]:
@@ -238,10 +319,12 @@ class Machine:
         return self._take()
 
     def _take(self) -> list[Event]:
-        if not self._events:
+        events = self._events
+        if not events:
             return []
-        events, self._events = merge_deltas(self._events), []
-        return events
+        self._events = []
+        # Events are never empty deltas, so a lone one is merged already.
+        return events if len(events) == 1 else merge_deltas(events)
 
     # -- helpers ------------------------------------------------------------------
     def _emit(self, kind: type, end: int) -> None:
@@ -330,9 +413,31 @@ class Machine:
                 self._emit(TextDelta, pending)
                 return False
         self._emit(TextDelta, found.start())
-        self._open_decision(self._anywhere[found.group()], found.start())
+        pairs = self._anywhere[found.group()]
+        if self._runs is not None and found.start() >= self._runs_from and pairs[0][0] is self.format:
+            if self._read_run(buffer, found.start()):
+                return True
+        self._open_decision(pairs, found.start())
         self._from_start = False
         self._mode = "decide"
+        return True
+
+    def _read_run(self, buffer: str, start: int) -> bool:
+        """Settle the calls of a run written as the writer writes them, all but its last; whether any."""
+        shape = self._runs
+        self.runs_tried += 1
+        events, end, failed_at, calls = shape.read(buffer, start, ToolCallEvent, TextDelta)
+        if not events:
+            # Not tried again for as far as a failed try can read, so a flood of
+            # failing openings is read once more at most: linear work. (A run
+            # that read calls stopped at its last one, which the machine reads
+            # next: nothing is tried twice.)
+            self._runs_from = max(failed_at, start) + shape.reach
+            return False
+        self.examined += end - start
+        self.run_calls += calls
+        self._events.extend(events)
+        self._at = end
         return True
 
     def _first_tail(self, buffer: str, start: int, tails: set[str]) -> int | None:
@@ -366,16 +471,20 @@ class Machine:
         while self._next < len(pairs):
             fmt, opener = pairs[self._next]
             candidate = self._trying
-            if candidate is None and len(buffer) - anchor > _REGEX_FIRST_LOOK and not final:
-                # A long text already held (an earlier opener kept it undecided):
-                # the automaton reads it once, where a partial regex match would
-                # make the automaton read it again.
+            if candidate is None and not final and len(buffer) - anchor <= len(opener.literal) + _SHORT_HOLD:
+                # A stream's chunk has just brought the literal: with so little after
+                # it the regex could only say "still possible", and the automaton
+                # would read it all again. It starts at once.
                 candidate = self._trying = _Candidate(fmt, opener, anchor)
                 candidate.scan = opener.automaton.scan()
             if candidate is None:
-                # First look: the regex settles most openings at once; only one
-                # still arriving at the end of the buffer goes to the automaton.
-                found = opener.compiled.match(buffer, anchor, partial=True)
+                # First look: the regex settles most openings at once, reading at
+                # most _REGEX_FIRST_LOOK characters (the end of that window counts
+                # as the end of the text, so a failure there is final); an opening
+                # still possible at the window's end goes to the automaton, which
+                # then reads the held text once, however long it grows.
+                window = len(buffer) if final else min(len(buffer), anchor + _REGEX_FIRST_LOOK)
+                found = opener.compiled.match(buffer, anchor, window, partial=True)
                 self.examined += (found.end() if found is not None else anchor + 1) - anchor
                 if found is None:
                     self._next += 1
@@ -435,11 +544,19 @@ class Machine:
                 self._fail_cut(fmt, opener)
                 self._emit(TextDelta, len(self._buffer))  # recorded: the rest is text
             return False
+        return self._end_region(end)
+
+    def _end_region(self, end: int) -> bool:
+        """Read the region that ends at buffer index end and settle it (feed's shortcut comes here too)."""
+        fmt, opener, extent = self._region
         region = self._buffer[self._at : end]
         self._region, self._mode = None, "text"
         try:
-            with decoded_once(region, extent.decoded):
+            if extent.decoded is None:  # found by scanning (a stream's usual case): nothing to hand over
                 spans = fmt.read_region(region, opener)
+            else:
+                with decoded_once(region, extent.decoded):
+                    spans = fmt.read_region(region, opener)
         except CallSyntaxError as error:
             if extent.ended_by_reply:
                 self._fail_cut(fmt, opener, str(error))
@@ -497,6 +614,71 @@ class Machine:
         )
 
 
+def _read_plain(text: str, fmt: Format) -> list[Event]:
+    machine = Machine(fmt, runs=False)
+    return merge_deltas(machine.feed(text) + machine.close())
+
+
+def _agrees(fmt: Format, id_parts: tuple[str, ...] | None, separator: str,
+            shape: canonical_runs.RunShape | None = None) -> bool:
+    """Whether the general machine (and shape, if given) reads every probe reply joined by separator as a run predicts.
+
+    The shape must read all the calls but the last, and stop where the last starts.
+    """
+    for calls, joiner in canonical_runs.probe_replies(separator):
+        pieces = [canonical_runs.written(fmt, name, arguments) for name, arguments in calls]
+        text = joiner.join(pieces)
+        expected: list[Event] = []
+        for index, (name, arguments) in enumerate(calls):
+            if index:
+                expected.append(TextDelta(joiner))
+            expected.append(ToolCallEvent(ParsedToolCall(name, arguments), canonical_runs.call_id(id_parts, name)))
+        try:
+            if _read_plain(text, fmt) != merge_deltas(expected):
+                return False
+        except UnparsedToolCall:
+            return False
+        if shape is not None:
+            events, end, _, _ = shape.read(text, 0, ToolCallEvent, TextDelta)
+            if merge_deltas(events) != merge_deltas(expected[:-1]) or end != len(text) - len(pieces[-1]):
+                return False
+    return True
+
+
+@functools.lru_cache(maxsize=None)
+def _run_shape(fmt: Format) -> canonical_runs.RunShape | None:
+    """fmt's run shape, when the general machine is shown to read probe runs exactly as it predicts."""
+    try:
+        sample = _read_plain(canonical_runs.written(fmt), fmt)
+    except UnparsedToolCall:
+        return None
+    calls = [event for event in sample if type(event) is ToolCallEvent]
+    expected = ParsedToolCall(canonical_runs.SENTINEL_NAME, canonical_runs.SENTINEL_ARGUMENTS)
+    if len(calls) != 1 or calls[0].call != expected:
+        return None
+    ident = calls[0].id
+    if ident is not None and ident.count(canonical_runs.SENTINEL_NAME) > 1:
+        return None
+    id_parts = None if ident is None else tuple(ident.split(canonical_runs.SENTINEL_NAME))  # one piece: a fixed id
+    tables = _tables(fmt)
+    head = canonical_runs.written(fmt).split(canonical_runs.SENTINEL_NAME)[0]
+    literal = tables.literals.match(head)
+    # Every call of a run must open at the same literal, one whose first opener is fmt's own,
+    # whatever its name: no literal may reach past the text before the name.
+    if literal is None or tables.anywhere[literal.group()][0][0] is not fmt:
+        return None
+    if any(len(item) > len(head) and item.startswith(head) for item in tables.anywhere):
+        return None
+    separators = "".join(
+        char for char in canonical_runs.SEPARATOR_CHOICES
+        if not tables.first_chars.match(char) and _agrees(fmt, id_parts, char) and _agrees(fmt, id_parts, char * 2)
+    )
+    shape = canonical_runs.derive(fmt, separators, id_parts)
+    if shape is None or not all(_agrees(fmt, id_parts, joiner, shape) for joiner in ("", *separators, separators)):
+        return None
+    return shape
+
+
 def _partial_suffix(text: str, literal: str) -> int:
     """Length of the longest end of text that is a proper prefix of literal."""
     for size in range(min(len(literal) - 1, len(text)), 0, -1):
@@ -508,7 +690,11 @@ def _partial_suffix(text: str, literal: str) -> int:
 def read_events(text: str, fmt: Format | None, *, reasoning_open: bool = False) -> list[Event]:
     """The events of a whole reply: one feed, then close, of the same machine a stream runs."""
     machine = Machine(fmt, reasoning_open=reasoning_open)
-    return merge_deltas(machine.feed(text) + machine.close())
+    events, last = machine.feed(text), machine.close()
+    if not events or not last:
+        return events or last
+    # Each part is merged already; only where they meet may two deltas touch.
+    return events[:-1] + merge_deltas([events[-1], *last])
 
 
 def spans_of(events: list[Event]) -> list[ToolCallEvent]:

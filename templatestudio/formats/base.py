@@ -51,8 +51,9 @@ class Extent:
     # then refuses was cut short, and the error says so.
     ended_by_reply: bool = False
     # (start, value, end), offsets from the region's start, when the extent
-    # found the end by decoding the region's JSON: the engine hands it to
-    # the reader (``jsonbody.decoded_once``), which then does not decode again.
+    # read the region's value while finding its end (the JSON value, or the
+    # calls of a pythonic list): the engine hands it to the reader
+    # (``jsonbody.decoded_once``), which then does not read it again.
     decoded: tuple[int, object, int] | None = None
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:  # pragma: no cover - abstract

@@ -141,6 +141,7 @@ class TagExtent(Extent):
         self.close_at_end = close_at_end
         self._skip = skip
         self.strings = strings
+        self._json = strings == "json"
         self.position = skip
         self.in_string = False
         self.examined = 0
@@ -150,8 +151,15 @@ class TagExtent(Extent):
         self._longest = max(len(close), len(opener or ""))
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self.strings == "json" and self.position == self._skip and not self.in_string:
-            quick = _after_json(buffer, start + self._skip)
+        # One method with the string scan written in, not a call per string:
+        # a stream asks this once per chunk, and calls cost more than the scan.
+        if self.position == self._skip and self._json and not self.in_string:
+            at = start + self._skip
+            # The quick path needs the closer after a whole value; while no
+            # closer has arrived (a stream's first chunks of a call) the
+            # decoder would only fail, so it is not asked. Looked for from the
+            # end: in a whole reply the closer is near it, not a megabyte on.
+            quick = _after_json(buffer, at) if buffer.rfind(self.close, at) != -1 else None
             if quick is not None:
                 at, value, stop = quick
                 after = _SPACE.match(buffer, stop).end()
@@ -162,58 +170,81 @@ class TagExtent(Extent):
                     self.decoded = (at - start, value, stop - start)
                     self.examined += after + len(self.close) - start
                     return after + len(self.close)
-        end = self._advance(buffer, start)
-        if end is None and final and self.close_at_end:
-            self.ended_by_reply = True
-            return len(buffer)
-        return end
-
-    def _advance(self, buffer: str, start: int) -> int | None:
         position = start + self.position
-        try:
-            while True:
-                if self.in_string:
-                    if self.strings == "json":
-                        end = json_string_end(buffer, position)
-                        if end == -1:
-                            resume = _resume_point(buffer, position)
-                            self.examined += resume - position
-                            position = resume
-                            return None
-                        self.examined += end - position
-                        position = end
+        length = len(buffer)
+        while True:
+            if self.in_string:
+                if self._json:
+                    quote = buffer.find('"', position)
+                    if quote > position and buffer[quote - 1] == "\\":
+                        end = json_string_end(buffer, position)  # backslashes before it: counted there
                     else:
-                        end = buffer.find(self._delimiter, position)
-                        if end == -1:
-                            safe = max(position, len(buffer) - len(self._delimiter) + 1)
-                            self.examined += safe - position
-                            position = safe
-                            return None
-                        self.examined += end + len(self._delimiter) - position
-                        position = end + len(self._delimiter)
-                    self.in_string = False
-                    continue
-                found = self._outside.search(buffer, position)
-                if found is None:
-                    safe = max(position, len(buffer) - self._longest + 1)
-                    self.examined += safe - position
-                    position = safe
-                    return None
-                self.examined += found.end() - position
-                position = found.end()
-                if found.group() == self.close:
-                    return position
-                self.in_string = True
-        finally:
-            self.position = position - start
+                        end = -1 if quote == -1 else quote + 1
+                    if end == -1:
+                        resume = length if buffer[length - 1] != "\\" else _resume_point(buffer, position)
+                        self.examined += resume - position
+                        self.position = resume - start
+                        break
+                    self.examined += end - position
+                    position = end
+                else:
+                    end = buffer.find(self._delimiter, position)
+                    if end == -1:
+                        safe = max(position, length - len(self._delimiter) + 1)
+                        self.examined += safe - position
+                        self.position = safe - start
+                        break
+                    self.examined += end + len(self._delimiter) - position
+                    position = end + len(self._delimiter)
+                self.in_string = False
+            found = self._outside.search(buffer, position)
+            if found is None:
+                safe = max(position, length - self._longest + 1)
+                self.examined += safe - position
+                self.position = safe - start
+                break
+            end = found.end()
+            self.examined += end - position
+            position = end
+            if found.group() == self.close:
+                self.position = position - start
+                return position
+            self.in_string = True
+        # Still open.
+        if final and self.close_at_end:
+            self.ended_by_reply = True
+            return length
+        return None
 
 
 @functools.lru_cache(maxsize=None)
-def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern]:
-    """(inside the value: brackets and quotes; before it: unit and bracket first characters)."""
+def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(inside the value: brackets and quotes; before it: unit and bracket first characters;
+    inside a JSON-quoted value: the run of text and whole strings up to the next bracket or open string)."""
     inside = re.compile("[" + re.escape(brackets + quotes) + "]")
     firsts = {unit[0] for unit in units} | set(brackets[0::2])
-    return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]")
+    cross = re.compile(r'(?:[^"' + re.escape(brackets) + r']++|"(?:[^"\\]++|\\.)*+")*+', re.S)
+    return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]"), cross
+
+
+@functools.lru_cache(maxsize=None)
+def _head_pairs(units: tuple[str, ...], stops: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """What ``ValueExtent._head_step`` tries, in order: each head unit, then each stop literal."""
+    return tuple(("unit", unit) for unit in units) + tuple(("stop", stop) for stop in stops)
+
+
+_SHORT_REST = 256
+
+
+def _may_close(buffer: str, at: int) -> bool:
+    """Whether the value opening at buffer[at] ('{' or '[') may be whole in the buffer so far.
+
+    A short rest without its kind of closing bracket cannot hold the whole
+    value: decoding it would only build an error, so a stream that has
+    delivered just the start of a call does not ask the decoder. (A longer
+    rest is not searched: the search could run past the region's end.)
+    """
+    return len(buffer) - at > _SHORT_REST or buffer.find("}" if buffer[at] == "{" else "]", at) != -1
 
 
 class ValueExtent(Extent):
@@ -242,10 +273,12 @@ class ValueExtent(Extent):
         self.quote: str | None = None
         self.examined = 0
         self._quotes = "\"'" if quotes == "python" else '"'
+        self._json = quotes != "python"
         self._opening = brackets[0::2]
         self._units = head_units
         self._stops = stop_at
-        self._inside, self._head = _value_patterns(brackets, self._quotes, head_units + stop_at)
+        self._head_units = _head_pairs(head_units, stop_at)
+        self._inside, self._head, self._cross = _value_patterns(brackets, self._quotes, head_units + stop_at)
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
         """(index, closed): just past the string, or where to resume while it is open."""
@@ -261,39 +294,52 @@ class ValueExtent(Extent):
 
     def _head_step(self, buffer: str, at: int, final: bool) -> tuple[str, int]:
         """What starts at buffer[at] before the value opens: unit, stop, open, wait or skip."""
-        for kind, units in (("unit", self._units), ("stop", self._stops)):
-            for unit in units:
-                if buffer.startswith(unit, at):
-                    return kind, at + len(unit)
-                if not final and len(buffer) - at < len(unit) and unit.startswith(buffer[at : at + len(unit)]):
-                    return "wait", at
+        for kind, unit in self._head_units:
+            if buffer.startswith(unit, at):
+                return kind, at + len(unit)
+            if not final and len(buffer) - at < len(unit) and unit.startswith(buffer[at : at + len(unit)]):
+                return "wait", at
         return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self._quotes == '"' and not self.depth and self.quote is None and self.position == self._skip:
+        if self.position == self._skip and self._json and not self.depth and self.quote is None:
             at = start + self._skip
-            if at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units):
+            if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
+                    and _may_close(buffer, at)):
                 found = json_value_at(buffer, at)
                 if found is not None:  # a whole value: its end is where the bracket count closes
                     self.decoded = (at - start, found[0], found[1] - start)
                     self.examined += found[1] - start
                     return found[1]
         position = start + self.position
+        length = len(buffer)
         try:
             while True:
                 if self.quote is not None:
-                    end, closed = self._string_end(buffer, position)
+                    if self._json:  # the string scan written in: a stream asks once per chunk
+                        quote = buffer.find('"', position)
+                        if quote > position and buffer[quote - 1] == "\\":
+                            end = json_string_end(buffer, position)  # backslashes before it: counted there
+                        else:
+                            end = -1 if quote == -1 else quote + 1
+                        if end == -1:
+                            end = length if buffer[length - 1] != "\\" else _resume_point(buffer, position)
+                            self.examined += end - position
+                            position = end
+                            return None
+                    else:
+                        end, closed = self._string_end(buffer, position)
+                        if not closed:
+                            self.examined += end - position
+                            position = end
+                            return None
                     self.examined += end - position
-                    if not closed:
-                        position = end
-                        return None
                     position, self.quote = end, None
-                    continue
                 if not self.depth:
                     found = self._head.search(buffer, position)
                     if found is None:
-                        self.examined += len(buffer) - position
-                        position = len(buffer)
+                        self.examined += length - position
+                        position = length
                         return None
                     kind, after = self._head_step(buffer, found.start(), final)
                     self.examined += after - position
@@ -303,7 +349,7 @@ class ValueExtent(Extent):
                     if kind == "stop":
                         position = found.start()
                         return position
-                    if kind == "open" and self._quotes == '"' and buffer[found.start()] in "{[":
+                    if kind == "open" and self._json and buffer[found.start()] in "{[" and _may_close(buffer, found.start()):
                         # The value opens after a head (Mistral's NAME[ARGS]): the
                         # decoder's quick path applies here as at the start.
                         whole = json_value_at(buffer, found.start())
@@ -316,14 +362,27 @@ class ValueExtent(Extent):
                     if kind == "open":
                         self.depth = 1
                     continue
-                found = self._inside.search(buffer, position)
-                if found is None:
-                    self.examined += len(buffer) - position
-                    position = len(buffer)
-                    return None
-                self.examined += found.end() - position
-                position = found.end()
-                token = found.group()
+                if self._json:
+                    # Text and whole strings are crossed in one C-speed match, up
+                    # to the next bracket or a string still open.
+                    end = self._cross.match(buffer, position).end()
+                    if end == length:
+                        self.examined += end - position
+                        position = end
+                        return None
+                    token = buffer[end]
+                    end += 1
+                    self.examined += end - position
+                    position = end
+                else:
+                    found = self._inside.search(buffer, position)
+                    if found is None:
+                        self.examined += length - position
+                        position = length
+                        return None
+                    self.examined += found.end() - position
+                    position = found.end()
+                    token = found.group()
                 if token in self._quotes:
                     self.quote = token
                 elif token in self._opening:

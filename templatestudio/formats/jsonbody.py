@@ -9,7 +9,6 @@ past Python's digit limit included).
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import json
 
@@ -35,17 +34,26 @@ _ALREADY_DECODED: contextvars.ContextVar[tuple[str, int, object, int] | None] = 
 )
 
 
-@contextlib.contextmanager
-def decoded_once(region: str, decoded: tuple[int, object, int] | None):
-    """While reading region, decode_at returns decoded's value at its start instead of decoding."""
-    if decoded is None:
-        yield
-        return
-    token = _ALREADY_DECODED.set((region, *decoded))
-    try:
-        yield
-    finally:
-        _ALREADY_DECODED.reset(token)
+class decoded_once:  # noqa: N801 - used as a function: ``with decoded_once(region, decoded):``
+    """While reading region, decode_at returns decoded's value at its start instead of decoding.
+
+    A small class rather than a generator-based context manager: the engine
+    enters one per call region, and a generator frame costs more than the
+    read of a small call's region.
+    """
+
+    __slots__ = ("_known", "_token")
+
+    def __init__(self, region: str, decoded: tuple[int, object, int] | None) -> None:
+        self._known = None if decoded is None else (region, *decoded)
+
+    def __enter__(self) -> None:
+        if self._known is not None:
+            self._token = _ALREADY_DECODED.set(self._known)
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._known is not None:
+            _ALREADY_DECODED.reset(self._token)
 
 
 def decode_at(text: str, index: int) -> tuple[object, int]:
@@ -87,6 +95,11 @@ def call_from(
     decodes to an object (some models write them so); the call carries the
     decoded object.
     """
+    if type(payload) is dict and len(payload) == 2 and len(argument_keys) == 1:
+        # The common shape, settled in two lookups: the name and one arguments object, nothing else.
+        name, arguments = payload.get(name_key), payload.get(argument_keys[0])
+        if type(name) is str and name and type(arguments) is dict:
+            return ParsedToolCall(name, arguments), {}
     if not isinstance(payload, dict):
         raise CallSyntaxError(f"a call must be a JSON object, not {type(payload).__name__}")
     name = payload.get(name_key)

@@ -14,7 +14,10 @@ quotes, Python escapes), ASCII integers and floats, ``True``/``False``/
 is refused. An empty wrapped list means "no call". A wrapped list ends at
 its first closing token, so a string inside it cannot hold
 ``<|tool_call_end|>`` or ``<|python_end|>``; the bare list (what the writer
-and the templates write) can. Not handled: positional
+and the templates write) can. Lists of plain calls (scalar values, no
+escapes) take a fast path (``fast_calls``, ``ListExtent``) that reads the
+same calls and defers everything else to ``_Parser``, which defines the
+behaviour. Not handled: positional
 arguments, tuples, sets, ``**kwargs``, triple-quoted strings.
 """
 
@@ -28,23 +31,193 @@ from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.formats.extents import TagExtent, ValueExtent
+from templatestudio.formats.jsonbody import decode_at
 from templatestudio.resumable_match import chars, literal, run
 
 WRAPPERS = {"<|tool_call_start|>": "<|tool_call_end|>", "<|python_start|>": "<|python_end|>"}
 MAX_NESTING = 100
 _SPACE = re.compile(r"[ \t\r\n]*")
+_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
+# Possessive: a long string is crossed at C speed, never backtracked through.
+_STRING = re.compile(r"""'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+\"""", re.S)
+# What only Python's own reading of a string literal settles: escapes, and the
+# characters its tokenizer refuses inside one (a CR ends the line, NUL the source).
+_NEEDS_PYTHON = re.compile(r"[\\\r\x00]")
+
+
+# --- the lexicon, and the fast path for lists of plain calls -------------------------------------
+
 # Identifier characters as Python has them, plus the connector punctuation
 # (U+203F, U+2040, U+2054, U+FE33-4, U+FE4D-F, U+FF3F) that NFKC would turn
 # into "_": such a name is read as written, never as the ASCII one.
 _CONNECTORS = "\u203f\u2040\u2054\ufe33\ufe34\ufe4d-\ufe4f\uff3f"
 _NAME = re.compile(rf"(?:[^\W0-9]|[{_CONNECTORS}])[\w.{_CONNECTORS}]*")
-_NUMBER = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)")
-# Possessive: a long string is crossed at C speed, never backtracked through.
-_STRING = re.compile(r"""'(?:[^'\\\n]++|\\.)*+'|"(?:[^"\\\n]++|\\.)*+\"""", re.S)
 _WORDS = {"True": True, "False": False, "None": None}
-# What only Python's own reading of a string literal settles: escapes, and the
-# characters its tokenizer refuses inside one (a CR ends the line, NUL the source).
-_NEEDS_PYTHON = re.compile(r"[\\\r\x00]")
+
+# The fast path: a list of calls whose values are all plain scalars (strings
+# with no backslash, CR, newline or NUL; numbers; True/False/None), the shape
+# nearly every reply has. The list is cut at each ")" (str.split, at C
+# speed) and every piece must match the strict grammar of one call without
+# its ")", so anything outside that shape (nested values, an escape, a ")"
+# inside a string, a stray character) goes to _Parser, which defines the
+# behaviour: the fast path reads a subset of what _Parser reads, the same way.
+_W = "[ \\t\\r\\n]*+"
+_KEY = rf"(?:[^\W0-9]|[{_CONNECTORS}])[\w{_CONNECTORS}]*+"  # a keyword: a name without dots
+_SCALAR = (r"""(?:"[^"\\\n\r\x00]*+"|'[^'\\\n\r\x00]*+'"""
+           r"|-?[0-9]++(?:\.[0-9]*+)?(?:[eE][+-]?[0-9]++)?|True|False|None)")
+_ARGUMENT = rf"{_KEY}{_W}={_W}{_SCALAR}{_W}"
+_OPEN_CALL = rf"({_NAME.pattern})\({_W}((?:{_ARGUMENT},{_W})*+(?:{_ARGUMENT})?)"
+_FIRST_PIECE = re.compile(rf"{_W}{_OPEN_CALL}")  # after "[", up to the first call's ")"
+_NEXT_PIECE = re.compile(rf"{_W},{_W}{_OPEN_CALL}")  # after a call's ")", up to the next one's
+_FAST_ARGUMENT = re.compile(rf"({_KEY}){_W}={_W}({_SCALAR})")
+
+
+def _scalar(text: str) -> object:
+    """The value of a _SCALAR match, as _Parser.value reads it (ValueError: a number past the digit limit)."""
+    if text[0] in "'\"":
+        return text[1:-1]
+    if text in _WORDS:
+        return _WORDS[text]
+    return float(text) if any(mark in text for mark in ".eE") else int(text)
+
+
+def fast_piece(pattern: re.Pattern, piece: str) -> tuple[str, dict] | None:
+    """(name, arguments) of one piece of a plain list, or None when _Parser must read the list."""
+    match = pattern.fullmatch(piece)
+    if match is None:
+        return None
+    try:
+        items = [(key, _scalar(value)) for key, value in _FAST_ARGUMENT.findall(match.group(2))]
+    except ValueError:  # an integer past the interpreter's digit limit: _Parser's error
+        return None
+    arguments = dict(items)
+    return (match.group(1), arguments) if len(arguments) == len(items) else None  # else a key given twice
+
+
+def fast_calls(text: str, start: int, length: int | None = None) -> tuple[list[CallSpan], int] | None:
+    """Spans of the calls in the list opening at text[start] ("[") and the index past its "]", or None.
+
+    Each span covers length characters (the region; None: up to the "]").
+    None when the list is not all plain calls or is not closed yet; then
+    _Parser (or, in a stream, the extent's scan) decides. Why cutting at
+    ")" and "]" is safe: a piece that matches starts and ends outside any
+    string (by induction from the "["), so a cut inside a string leaves a
+    piece with an unclosed string, which never matches. Plain calls hold
+    no bracket outside strings, so the list ends at its first "]".
+    Every piece is read, however many times the same call repeats: a
+    benchmark of identical calls measures the reading, not a cache.
+    """
+    close = text.find("]", start)
+    if close == -1:
+        return None
+    pieces = text[start + 1 : close].split(")")
+    if len(pieces) < 2 or pieces.pop().strip(" \t\r\n"):  # no call, or more than space after the last
+        return None
+    first = fast_piece(_FIRST_PIECE, pieces[0])
+    if first is None:
+        return None
+    rest = [fast_piece(_NEXT_PIECE, piece) for piece in pieces[1:]]
+    if None in rest:
+        return None
+    end = close + 1 - start if length is None else length
+    spans = [CallSpan(ParsedToolCall(first[0], first[1]), 0, end)]
+    spans += [CallSpan(ParsedToolCall(name, arguments), 0, end) for name, arguments in rest]
+    return spans, close + 1
+
+
+class _Read:
+    """What ListExtent hands the reader (as ``Extent.decoded``): the spans it read while finding the end."""
+
+    def __init__(self, spans: list[CallSpan]) -> None:
+        self.spans = spans
+
+
+# A stream's calls are read in batches of at least this many characters: a
+# look per feed would cost more than the reading itself when chunks are small.
+_READ_EVERY = 4096
+
+
+class ListExtent(ValueExtent):
+    """The bare list's extent: the bracket scan of ``ValueExtent``, reading plain calls as it goes.
+
+    At the first advance (a whole-text read sees the whole list) a list of
+    plain calls is read at once: it ends at its first "]", exactly where
+    the bracket scan would stop. Otherwise (a stream, or a "]" inside a
+    string) the scan finds the end, and each call is read as soon as its
+    ")" has arrived, so the list's end costs no second reading of the list.
+    Either way the calls go to read_region (``Extent.decoded``); once a
+    piece is not a plain call, the reading stops and read_region reads the
+    region itself.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(0, quotes="python", brackets="[](){}")
+        self._tried = False
+        self._calls: list[ParsedToolCall] | None = []  # None: not a list of plain calls
+        self._cut = 1  # offset from the region's start just past the last ")" read (at first, the "[")
+        self._looked = 1  # offset up to which a ")" was looked for
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        first = not self._tried
+        if first:
+            self._tried = True
+            fast = fast_calls(buffer, start)
+            if fast is not None:
+                self.decoded = (0, _Read(fast[0]), fast[1] - start)
+                self.examined += fast[1] - start
+                return fast[1]
+            # A failed look is not counted, as ValueExtent's JSON look is not: it
+            # happens once per region, and a bare list opens only a reply.
+        end = _scan(self, buffer, start, final)  # not super(): this runs once per chunk
+        # Read at once after a first look that failed (the same work at every
+        # size of reply), then in batches, and at the end.
+        if end is None and not first and len(buffer) - start - self._looked < _READ_EVERY:
+            return None
+        if self._calls is not None:
+            self._read_calls(buffer, start, len(buffer) if end is None else end)
+            if end is not None and self._calls and buffer[end - 1] == "]" \
+                    and not buffer[start + self._cut : end - 1].strip(" \t\r\n"):
+                spans = [CallSpan(call, 0, end - start) for call in self._calls]
+                self.decoded = (0, _Read(spans), end - start)
+        return end
+
+    def _read_calls(self, buffer: str, start: int, stop: int) -> None:
+        """Reads the calls whose ")" arrived in buffer[:stop] since the last look."""
+        # Reader's work, moved here from read_region: not counted in
+        # ``examined`` (the extent's own scan is), as read_region's is not.
+        last = buffer.rfind(")", start + self._looked, stop)
+        self._looked = stop - start
+        if last == -1:
+            return
+        pieces = buffer[start + self._cut : last].split(")")
+        self._cut = last + 1 - start
+        calls = self._calls
+        for piece in pieces:
+            parsed = fast_piece(_NEXT_PIECE if calls else _FIRST_PIECE, piece)
+            if parsed is None:
+                self._calls = None
+                return
+            calls.append(ParsedToolCall(parsed[0], parsed[1]))
+
+
+_scan = ValueExtent.advance
+
+
+def handed_over(region: str) -> list[CallSpan] | None:
+    """The spans ListExtent read for this very region, if it read them.
+
+    The engine passes an extent's ``decoded`` through ``jsonbody.decode_at``;
+    without one, decode_at tries JSON at the "[" of ``[name(``, which fails
+    at the name, one character in.
+    """
+    try:
+        value, _ = decode_at(region, 0)
+    except CallSyntaxError:
+        return None
+    return value.spans if isinstance(value, _Read) else None
+
+
+# --- the parser: every list the format reads --------------------------------------------------
 
 
 class _NotACall(Exception):
@@ -164,10 +337,18 @@ class _Parser:
 
 def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
     closer = WRAPPERS.get(opener.literal)
+    if not closer:
+        handed = handed_over(region)
+        if handed is not None:
+            return handed
     start = _SPACE.match(region, len(opener.literal) if closer else 0).end()
     parser = _Parser(region)
     if not region.startswith("[", start):
         raise CallSyntaxError(f"expected [ after {opener.literal}")
+    end = len(region) - len(closer) if closer else len(region)
+    fast = fast_calls(region, start, len(region))
+    if fast is not None and _SPACE.match(region, fast[1]).end() == end:
+        return fast[0]
     try:
         calls, after = parser.calls(start)
     except _NotACall:
@@ -176,7 +357,6 @@ def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
         return None
     except RecursionError:
         raise CallSyntaxError("values nested too deeply") from None
-    end = len(region) - len(closer) if closer else len(region)
     if _SPACE.match(region, after).end() != end:
         raise CallSyntaxError(f"unexpected text after the list at offset {after}")
     return [CallSpan(call, 0, len(region)) for call in calls]
@@ -198,7 +378,7 @@ def write_call(call: ParsedToolCall) -> str:
 _NAME_START = chars(rf"(?:[^\W0-9]|[{_CONNECTORS}])")
 OPENERS = (
     Opener("[", opener_pattern("[", SPACES, _NAME_START, run(chars(rf"[\w.{_CONNECTORS}]")), literal("(")),
-           lambda: ValueExtent(0, quotes="python", brackets="[](){}"), start_only=True, cut_after=1 << 30),
+           ListExtent, start_only=True, cut_after=1 << 30),
     *(Opener(wrapper, opener_pattern(wrapper, SPACES, literal("[")), lambda wrapper=wrapper, close=close: TagExtent(len(wrapper), close))
       for wrapper, close in WRAPPERS.items()),
 )
