@@ -65,7 +65,6 @@ class RunShape:
     trying for that long after a failure keeps the work linear.
     """
 
-    format: Format
     head: re.Pattern
     tail: re.Pattern
     whole: re.Pattern  # head, arguments with no brace inside, tail: the shape read in batches
@@ -274,7 +273,6 @@ def derive(fmt: Format, separators: str, id_parts: tuple[str, str] | tuple[str] 
     # Closers that are JSON punctuation ("}", "]") are where the JSON ends.
     markers = sorted({closer for closer in fmt.closers if closer.strip(_JSON_PUNCTUATION)}, key=len, reverse=True)
     return RunShape(
-        format=fmt,
         head=re.compile(head + r"(?=\{)"),
         tail=re.compile(re.escape(after) + f"(?P<separator>{space})"),
         whole=re.compile(head + f"(?P<arguments>{_FLAT_OBJECT})" + re.escape(after) + f"(?P<separator>{space})"),

@@ -620,10 +620,11 @@ def _read_plain(text: str, fmt: Format) -> list[Event]:
 
 
 def _agrees(fmt: Format, id_parts: tuple[str, ...] | None, separator: str,
-            shape: canonical_runs.RunShape | None = None) -> bool:
+            shape: canonical_runs.RunShape | None = None, *, plain: bool = True) -> bool:
     """Whether the general machine (and shape, if given) reads every probe reply joined by separator as a run predicts.
 
     The shape must read all the calls but the last, and stop where the last starts.
+    plain=False skips the general machine's reading (already checked for this separator).
     """
     for calls, joiner in canonical_runs.probe_replies(separator):
         pieces = [canonical_runs.written(fmt, name, arguments) for name, arguments in calls]
@@ -634,7 +635,7 @@ def _agrees(fmt: Format, id_parts: tuple[str, ...] | None, separator: str,
                 expected.append(TextDelta(joiner))
             expected.append(ToolCallEvent(ParsedToolCall(name, arguments), canonical_runs.call_id(id_parts, name)))
         try:
-            if _read_plain(text, fmt) != merge_deltas(expected):
+            if plain and _read_plain(text, fmt) != merge_deltas(expected):
                 return False
         except UnparsedToolCall:
             return False
@@ -674,7 +675,9 @@ def _run_shape(fmt: Format) -> canonical_runs.RunShape | None:
         if not tables.first_chars.match(char) and _agrees(fmt, id_parts, char) and _agrees(fmt, id_parts, char * 2)
     )
     shape = canonical_runs.derive(fmt, separators, id_parts)
-    if shape is None or not all(_agrees(fmt, id_parts, joiner, shape) for joiner in ("", *separators, separators)):
+    # The single characters were read by the general machine above; "" and all of them together were not.
+    if shape is None or not (all(_agrees(fmt, id_parts, joiner, shape) for joiner in ("", separators))
+                             and all(_agrees(fmt, id_parts, char, shape, plain=False) for char in separators)):
         return None
     return shape
 
