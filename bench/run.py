@@ -117,8 +117,9 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
                      [[r["templates"], r["wrong"], f"{r['deadline']:g} s", f"{r['scan s']:.2f} s",
                        f"{r['cli s']:.2f} s (exit {r['cli exit']})"] for r in t["check over the corpus"]])
     out += ["", "### Goals of issue 16", ""]
-    out += ["A big call's ceiling is the peer's time over `json.loads` on the arguments alone: no reader that "
-            "decodes the value can be faster than that against this peer.", ""]
+    out += ["A big call's ceiling is the peer's time over the time `json`'s C decoder takes on the arguments "
+            "where they stand in the reply (`raw_decode` at their offset): no reader that decodes the value "
+            "from the reply can be faster than that against this peer.", ""]
     out += table(["goal", "format", "measured", "goal", "met", "ceiling"],
                  [[g.what, g.format, f"{g.measured:,.2f}", ("≥ " if g.higher_is_better else "≤ ") + f"{g.target:g}",
                    "yes" if g.met() else "NO", "-" if g.ceiling is None else f"{g.ceiling:,.2f}"]

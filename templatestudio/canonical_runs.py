@@ -11,6 +11,13 @@ arguments are decoded by ``json``'s C decoder, which must end exactly
 where the pattern says they end (a JSON object ends at its own closing
 brace, so that is where the general reader's decode ends too).
 
+Calls whose arguments hold no brace inside are listed by one ``findall``
+of a pattern whose last alternative takes the rest of the text in one step
+(so the list ends at the first place no such call starts), and their
+arguments are decoded by one ``json.loads`` of the joined list. A stream
+meets calls one region at a time: ``read_one`` reads a region that is
+exactly one written call the same way.
+
 Nothing here decides what a call is. The engine derives a shape per
 format, checks on probe replies that the general machine reads them into
 exactly the events the shape predicts (``probe_replies``), and only then
@@ -28,11 +35,13 @@ a way that depends on more than the name.
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import re
 from dataclasses import dataclass
 
-from templatestudio.calls import ParsedToolCall
+from templatestudio.calls import ParsedToolCall, filler
 from templatestudio.formats.base import Format
 
 SENTINEL_NAME = "zqNAMEqz"
@@ -49,7 +58,9 @@ _JSON_PUNCTUATION = "{}[],: \t\r\n"
 # Arguments with no brace inside them (flat objects, strings without braces):
 # one class run, the fastest thing the regex engine does. Whether they are
 # valid JSON, and one value each, is for the decoder to say (_decoded).
-_FLAT_OBJECT = r"\{[^{}\n]*+\}"
+# At most ARGUMENTS_LIMIT characters, so one failed try reads a bounded stretch.
+_FLAT_OBJECT = r"\{[^{}\n]{0,%d}+\}" % (ARGUMENTS_LIMIT - 2)
+_NAME, _ARGUMENTS, _SEPARATOR = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
 @dataclass(frozen=True)
@@ -67,23 +78,63 @@ class RunShape:
 
     head: re.Pattern
     tail: re.Pattern
-    whole: re.Pattern  # head, arguments with no brace inside, tail: the shape read in batches
+    # (name, arguments with no brace inside, separator) of each call of a
+    # run, then the rest of the text as one empty item.
+    batch: re.Pattern
+    fixed_length: int  # the length of a call's text but its name and arguments
+    name_count: int  # how often a call's text holds its name
     id_parts: tuple[str, str] | tuple[str] | None
-    forbidden: re.Pattern
+    forbidden: tuple[str, ...]  # the format's closing markers that a call left to a run may not hold
     reach: int
 
-    def read(self, text: str, start: int, event, delta) -> tuple[list, int, int, int]:
-        """(events, end, failed_at, calls) of the run of calls from start.
+    def read(self, text: str, start: int, event, delta, batch: bool = True) -> tuple[list, int, int, int, int]:
+        """(events, end, failed_at, calls, scanned) of the run of calls from start.
 
         Every call whose next call follows it at once becomes event(call,
         id), its separator delta(text); end is where the last call (left
         to the general machine) starts; failed_at is where matching stopped;
-        calls counts the calls read.
+        calls counts the calls read. With batch, the calls whose arguments
+        hold no brace inside are matched first, all at once (_read_batch);
+        scanned is how far that match read (start when it did not run). A
+        caller that passes batch=False for any start before scanned reads
+        each character with the batch pattern once at most, even when a
+        decode stopped a batch short of the calls it matched.
         """
-        events, start, calls = self._read_batch(text, start, event, delta)
+        events, start, calls, scanned = self._read_batch(text, start, event, delta) if batch else ([], start, 0, start)
         more, end, failed, more_calls = self._read_each(text, start, event, delta)
         events += more
-        return events, end, failed, calls + more_calls
+        return events, end, failed, calls + more_calls, scanned
+
+    def read_one(self, region: str, event):
+        """event(call, id) for a region that is exactly one call as written, or None.
+
+        A stream ends a call's region where its extent finds the end; when
+        that region is the writer's shape with arguments that hold no brace
+        inside, the call is the one a run would read from it, decoded by one
+        ``json.loads`` (the check on probe replies covers both: see the
+        module docstring). Anything else returns None and the format reads
+        the region.
+        """
+        match = self.batch.match(region)
+        name = match.group("name")
+        if name is None or match.end() != len(region):
+            return None
+        arguments = match.group("arguments")
+        if _first_marker(self.forbidden, arguments, 0, len(arguments)) != -1:
+            return None
+        try:
+            value, stop = _DECODER.raw_decode(arguments)
+        except (ValueError, RecursionError):  # not JSON, a number past the digit limit, or too deep
+            return None
+        if type(value) is not dict or stop != len(arguments):
+            return None
+        made = _new_event(event)(event)  # the instance dict filled as the dataclass's __init__ fills it
+        fields = made.__dict__
+        fields["call"] = ParsedToolCall(name, value)
+        id_parts = self.id_parts
+        fields["id"] = None if id_parts is None else id_parts[0] if len(id_parts) == 1 else \
+            id_parts[0] + name + id_parts[1]
+        return made
 
     def _ident(self):
         id_parts = self.id_parts
@@ -91,50 +142,60 @@ class RunShape:
         named_id = id_parts if id_parts is not None and len(id_parts) == 2 else None
         return fixed_id, named_id
 
-    def _read_batch(self, text: str, start: int, event, delta) -> tuple[list, int, int]:
-        """(events, end, calls) of the calls from start whose arguments hold no brace inside, decoded at once.
+    def _read_batch(self, text: str, start: int, event, delta) -> tuple[list, int, int, int]:
+        """(events, end, calls, scanned) of the calls from start whose arguments hold no brace inside.
 
-        Each call's arguments match a pattern that holds no brace but its
-        first and last, so the joined list "[a1,a2,…]" is decoded at once
-        and taken only when it has one value per call (see _decoded). If
-        anything fails, nothing is read here and the caller reads each.
+        One ``findall`` of the batch pattern lists the calls that follow
+        each other from start (its last alternative takes the rest of the
+        text at the first place no call starts, in constant time, and ends
+        the list). Each call's arguments hold no brace but their first and
+        last, so the joined list "[a1,a2,…]" is decoded at once and taken
+        only when it has one value per call (see _decoded). end is where
+        the first call not read here starts; scanned is where the matched
+        calls end. If anything fails, nothing is read here and the caller
+        reads each call on its own.
         """
-        match, window = self.whole.match, self.reach
-        found: list[tuple[str, str, str]] = []
-        append = found.append
-        starts: list[int] = []
-        at = start
-        while True:
-            current = match(text, at, at + window)
-            if current is None:
-                break
-            append(current.group(1, 2, 3))  # name, arguments, separator
-            starts.append(at)
-            at = current.end()
+        found = self.batch.findall(text, start)
+        if found and not found[-1][0]:
+            del found[-1]  # the rest of the text, from the first place no call starts
+        scanned = start + self._length(found)
         if len(found) < 2:
-            return [], start, 0
+            return [], start, 0, scanned
         del found[-1]  # the last call goes to the general machine
-        values = self._decoded([arguments for _, arguments, _ in found])
+        values = self._decoded(list(map(_ARGUMENTS, found)))
         if not values:
-            return [], start, 0
+            return [], start, 0, scanned
         del found[len(values) :]  # the calls from the first one that failed are read one by one
         events: list = []
         append = events.append
         fixed_id, named_id = self._ident()
         new = _new_event(event)
         deltas: dict[str, object] = {}
+        seen, shown = None, None  # the last separator and its delta (they are mostly all the same)
         for (name, _, separator), arguments in zip(found, values):
-            made = new(event)  # see _new_event: the instance dict filled as the dataclass's __init__ fills it
+            made = new(event)  # the instance dict filled as the dataclass's __init__ fills it
             fields = made.__dict__
             fields["call"] = ParsedToolCall(name, arguments)
             fields["id"] = fixed_id if named_id is None else named_id[0] + name + named_id[1]
             append(made)
             if separator:
-                shown = deltas.get(separator)
-                if shown is None:
-                    shown = deltas[separator] = delta(separator)
+                if separator != seen:
+                    shown = deltas.get(separator)
+                    if shown is None:
+                        shown = deltas[separator] = delta(separator)
+                    seen = separator
                 append(shown)
-        return events, starts[len(found)], len(found)
+        return events, start + self._length(found), len(found), scanned
+
+    def _length(self, found: list[tuple[str, str, str]]) -> int:
+        """How long the calls of found are in the text, their separators included.
+
+        Worked out from the parts the pattern captured (a call is its fixed
+        text, its name as often as the writer writes it, its arguments and
+        its separator), so the pattern need not copy out each whole call.
+        """
+        return (len(found) * self.fixed_length + self.name_count * sum(map(len, map(_NAME, found)))
+                + sum(map(len, map(_ARGUMENTS, found))) + sum(map(len, map(_SEPARATOR, found))))
 
     def _decoded(self, pieces: list[str]) -> list:
         """The arguments of the longest start of pieces that holds none of the format's markers and decodes.
@@ -147,9 +208,10 @@ class RunShape:
         value k is exactly piece k. A failure leaves the calls before it
         read (the decoder, and the marker search, say where it failed).
         """
-        marker = self.forbidden.search(",".join(pieces))
-        if marker is not None:
-            pieces = pieces[: _piece_at(pieces, marker.start())]
+        joined = ",".join(pieces)
+        marker = _first_marker(self.forbidden, joined, 0, len(joined))
+        if marker != -1:
+            pieces = pieces[: _piece_at(pieces, marker)]
         try:
             return _one_value_each(pieces)
         except json.JSONDecodeError as error:
@@ -170,7 +232,7 @@ class RunShape:
         events: list = []
         append = events.append
         raw_decode = _DECODER.raw_decode
-        forbidden = self.forbidden.search
+        forbidden = self.forbidden
         fixed_id, named_id = self._ident()
         new = _new_event(event)
         deltas: dict[str, object] = {}  # one frozen delta per separator text
@@ -185,7 +247,7 @@ class RunShape:
                 failed = begin
                 break
             stop = begin + size
-            if type(arguments) is not dict or forbidden(text, begin, stop) is not None:
+            if type(arguments) is not dict or _first_marker(forbidden, text, begin, stop) != -1:
                 failed = begin
                 break
             after = tail(text, stop)
@@ -197,7 +259,7 @@ class RunShape:
                 failed = after.end()
                 break
             name = current.group("name")
-            made = new(event)  # see _new_event: the instance dict filled as the dataclass's __init__ fills it
+            made = new(event)  # the instance dict filled as the dataclass's __init__ fills it
             fields = made.__dict__
             fields["call"] = ParsedToolCall(name, arguments)
             fields["id"] = fixed_id if named_id is None else named_id[0] + name + named_id[1]
@@ -213,27 +275,31 @@ class RunShape:
         return events, current.start(), failed, calls
 
 
+def _first_marker(markers: tuple[str, ...], text: str, start: int, stop: int) -> int:
+    """The offset of the first of markers in text[start:stop], or -1.
+
+    One ``str.find`` per marker: each is a C search that skips ahead, where
+    one regex alternation of the markers tries every offset in turn (for
+    Mistral's three markers, ten times slower on a run of small calls).
+    """
+    first = -1
+    for marker in markers:
+        found = text.find(marker, start, stop)
+        if found != -1 and (first == -1 or found < first):
+            first = found
+    return first
+
+
 def _one_value_each(pieces: list[str]) -> list:
     """The values of pieces decoded as one JSON list, or [] when the list does not have one per piece."""
     values = json.loads("[" + ",".join(pieces) + "]")
     return values if len(values) == len(pieces) else []
 
 
+@functools.cache
 def _new_event(event: type):
-    """How to make an event of type event without its __init__, or a refusal when that is not safe.
-
-    A frozen dataclass's ``__init__`` writes each field with
-    ``object.__setattr__``, which costs a third of a run's time per call;
-    writing the two fields into the new instance's dict is what it amounts
-    to. Only for a frozen dataclass with exactly the fields (call, id), no
-    slots and no ``__post_init__``; ``tests/test_canonical_runs.py`` checks
-    the result equals the constructor's.
-    """
-    fields = getattr(event, "__dataclass_fields__", None)
-    if (fields is None or tuple(fields) != ("call", "id") or hasattr(event, "__slots__")
-            or hasattr(event, "__post_init__")):
-        raise TypeError(f"{event.__name__} cannot be made by filling its fields")
-    return object.__new__
+    """How to make an event (fields call, id) without its __init__ (see ``calls.filler``)."""
+    return filler(event, ("call", "id"))
 
 
 def _piece_at(pieces: list[str], offset: int) -> int:
@@ -275,9 +341,11 @@ def derive(fmt: Format, separators: str, id_parts: tuple[str, str] | tuple[str] 
     return RunShape(
         head=re.compile(head + r"(?=\{)"),
         tail=re.compile(re.escape(after) + f"(?P<separator>{space})"),
-        whole=re.compile(head + f"(?P<arguments>{_FLAT_OBJECT})" + re.escape(after) + f"(?P<separator>{space})"),
+        batch=re.compile(f"{head}(?P<arguments>{_FLAT_OBJECT}){re.escape(after)}(?P<separator>{space})|(?s:.+)"),
+        fixed_length=len(text) - len(arguments) - len(SENTINEL_NAME) * (len(pieces) - 1),
+        name_count=len(pieces) - 1,
         id_parts=id_parts,
-        forbidden=re.compile("|".join(map(re.escape, markers)) or r"(?!)"),
+        forbidden=tuple(markers),
         reach=len(text) + ARGUMENTS_LIMIT + SEPARATOR_LIMIT + 64 * (len(pieces) - 1),
     )
 

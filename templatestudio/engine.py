@@ -36,7 +36,7 @@ import re
 from dataclasses import dataclass
 
 from templatestudio import canonical_runs
-from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler
 from templatestudio.formats import FORMATS
 from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
 from templatestudio.formats.jsonbody import decoded_once
@@ -66,6 +66,7 @@ class ToolCallEvent:
 
 
 Event = TextDelta | ReasoningDelta | ToolCallEvent
+_NEW_EVENT = filler(ToolCallEvent, ("call", "id"))
 
 
 @dataclass(frozen=True)
@@ -227,9 +228,14 @@ class Machine:
         self._from_start = False
         self._region: tuple[Format, Opener, Extent] | None = None
         self._events: list[Event] = []
+        # Events already merged, before _events: a run's events go here whole, so
+        # _take does not walk thousands of them again (see _add_merged).
+        self._settled: list[Event] = []
         self._closed = False
         self._runs = _run_shape(fmt) if runs and fmt is not None and not record else None
-        self._runs_from = 0  # no run is tried before this buffer index (after a failed try)
+        self._runs_from = 0  # no run is tried before this reply offset (after a failed try)
+        self._batch_from = 0  # no batch is matched before this reply offset (see _read_run)
+        self.run_scanned = 0  # characters the batch pattern read
         self.runs_tried = 0  # how often a run was tried, and how many calls runs settled
         self.run_calls = 0
 
@@ -319,12 +325,16 @@ class Machine:
         return self._take()
 
     def _take(self) -> list[Event]:
-        events = self._events
-        if not events:
+        events, settled = self._events, self._settled
+        if settled:
+            self._settled = []
+        elif not events:
             return []
         self._events = []
         # Events are never empty deltas, so a lone one is merged already.
-        return events if len(events) == 1 else merge_deltas(events)
+        if len(events) > 1:
+            events = merge_deltas(events)
+        return settled + events if settled else events
 
     # -- helpers ------------------------------------------------------------------
     def _emit(self, kind: type, end: int) -> None:
@@ -414,7 +424,7 @@ class Machine:
                 return False
         self._emit(TextDelta, found.start())
         pairs = self._anywhere[found.group()]
-        if self._runs is not None and found.start() >= self._runs_from and pairs[0][0] is self.format:
+        if self._runs is not None and self._base + found.start() >= self._runs_from and pairs[0][0] is self.format:
             if self._read_run(buffer, found.start()):
                 return True
         self._open_decision(pairs, found.start())
@@ -426,19 +436,40 @@ class Machine:
         """Settle the calls of a run written as the writer writes them, all but its last; whether any."""
         shape = self._runs
         self.runs_tried += 1
-        events, end, failed_at, calls = shape.read(buffer, start, ToolCallEvent, TextDelta)
+        events, end, failed_at, calls, scanned = shape.read(buffer, start, ToolCallEvent, TextDelta,
+                                                            batch=self._base + start >= self._batch_from)
+        # What the batch pattern read is not read with it again (a decode may
+        # have stopped the batch before calls it matched; those are read one
+        # by one), so each character meets it once: linear work.
+        self._batch_from = max(self._batch_from, self._base + scanned)
+        self.run_scanned += scanned - start
         if not events:
             # Not tried again for as far as a failed try can read, so a flood of
             # failing openings is read once more at most: linear work. (A run
             # that read calls stopped at its last one, which the machine reads
             # next: nothing is tried twice.)
-            self._runs_from = max(failed_at, start) + shape.reach
+            self._runs_from = self._base + max(failed_at, start) + shape.reach
             return False
         self.examined += end - start
         self.run_calls += calls
-        self._events.extend(events)
+        self._add_merged(events)
         self._at = end
         return True
+
+    def _add_merged(self, events: list[Event]) -> None:
+        """Add events that are merged among themselves (no empty delta, no two of a kind side by side).
+
+        Only their first may join a delta before it, and only their last one
+        after it: the rest are settled as they are, so _take does not walk
+        thousands of a run's or a list's events again.
+        """
+        pending = self._events
+        pending.append(events[0])
+        if len(events) == 1:
+            return
+        self._settled += merge_deltas(pending) if len(pending) > 1 else pending
+        self._settled += events[1:-1]
+        self._events = [events[-1]]
 
     def _first_tail(self, buffer: str, start: int, tails: set[str]) -> int | None:
         """The first index from start at which the rest of the buffer is in tails, if any."""
@@ -551,6 +582,14 @@ class Machine:
         fmt, opener, extent = self._region
         region = self._buffer[self._at : end]
         self._region, self._mode = None, "text"
+        if self._runs is not None and fmt is self.format:
+            # A call written exactly as the writer writes it: read as a run
+            # reads its calls (a stream's usual case: one region per call).
+            made = self._runs.read_one(region, ToolCallEvent)
+            if made is not None:
+                self._events.append(made)
+                self._at = end
+                return True
         try:
             if extent.decoded is None:  # found by scanning (a stream's usual case): nothing to hand over
                 spans = fmt.read_region(region, opener)
@@ -572,13 +611,25 @@ class Machine:
             self._at = end
             return True
         cursor = 0
+        made_here: list[Event] = []
+        append = made_here.append
+        new = _NEW_EVENT  # a list of calls makes thousands of events: see calls.filler
         for span in spans:
             if span.start > cursor:
-                self._events.append(TextDelta(region[cursor : span.start]))
-            self._events.append(ToolCallEvent(span.call, span.id))
-            cursor = max(cursor, span.end)
+                append(TextDelta(region[cursor : span.start]))
+            made = new(ToolCallEvent)
+            fields = made.__dict__
+            fields["call"] = span.call
+            fields["id"] = span.id
+            append(made)
+            if span.end > cursor:
+                cursor = span.end
         if cursor < len(region):
-            self._events.append(TextDelta(region[cursor:]))
+            append(TextDelta(region[cursor:]))
+        if len(made_here) > 2:
+            self._add_merged(made_here)  # a list's calls: merged already, and many
+        else:
+            self._events += made_here
         self._at = end
         return True
 
@@ -640,7 +691,7 @@ def _agrees(fmt: Format, id_parts: tuple[str, ...] | None, separator: str,
         except UnparsedToolCall:
             return False
         if shape is not None:
-            events, end, _, _ = shape.read(text, 0, ToolCallEvent, TextDelta)
+            events, end, _, _, _ = shape.read(text, 0, ToolCallEvent, TextDelta)
             if merge_deltas(events) != merge_deltas(expected[:-1]) or end != len(text) - len(pieces[-1]):
                 return False
     return True

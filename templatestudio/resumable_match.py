@@ -146,7 +146,10 @@ class Automaton:
         self._sets: list[frozenset[int]] = []
         self._status: list[str] = []  # per numbered state: MORE, MATCHED or FAILED
         self._numbers: dict[frozenset[int], int] = {}
-        self._steps: dict[tuple[int, str], int] = {}
+        # Per numbered state, the state each character read so far leads to
+        # (one dict per state: a scan looks up a character, not a pair).
+        self._rows: list[dict[str, int]] = []
+        self._cached = 0  # transitions kept in _rows, at most _MAX_CACHED_STEPS
         self._after: dict[str, int] = {}
         self._lock = threading.Lock()
         self.start = self._number(self._closure((start,)))
@@ -191,11 +194,11 @@ class Automaton:
             number = self._numbers[nodes] = len(self._sets)
             self._sets.append(nodes)
             self._status.append(MATCHED if 0 in nodes else FAILED if not nodes else MORE)
+            self._rows.append({})
         return number
 
     def step(self, state: int, char: str) -> int:
-        key = (state, char)
-        following = self._steps.get(key)
+        following = self._rows[state].get(char)
         if following is None:
             # Automata are shared by every stream, which may run in threads:
             # numbering a new state set must not interleave.
@@ -206,8 +209,9 @@ class Automaton:
                     if self._nodes[node][0] == "test" and self._nodes[node][1](char)
                 ]
                 following = self._number(self._closure(reached))
-                if len(self._steps) < _MAX_CACHED_STEPS:
-                    self._steps[key] = following
+                if self._cached < _MAX_CACHED_STEPS:
+                    self._rows[state][char] = following
+                    self._cached += 1
         return following
 
 
@@ -232,14 +236,13 @@ class Scan:
         if self.verdict != MORE:
             return self.verdict, start
         automaton = self._automaton
-        steps, status = automaton._steps, automaton._status
+        rows, status = automaton._rows, automaton._status
         state = self._state
-        for index in range(start, len(text)):
-            char = text[index]
-            following = steps.get((state, char))
+        for index, char in enumerate(text[start:], start):
+            following = rows[state].get(char)
             state = automaton.step(state, char) if following is None else following
             verdict = status[state]
-            if verdict != MORE:
+            if verdict is not MORE:  # the three verdicts are these very strings
                 self._state, self.verdict = state, verdict
                 self.examined += index + 1 - start
                 return verdict, index + (verdict == MATCHED)

@@ -8,9 +8,9 @@ scan's seconds) depend on the machine and are judged only by ``make bench``.
 
 A goal the readers miss even with the slack is not loosened: it is listed in
 ``NOT_MET`` and its test is a strict xfail, so it shows in every run and
-turns into a failure the day it is met (then delete its entry). A goal whose
-measurement straddles the threshold from run to run (``at_the_threshold``)
-is a non-strict xfail: a strict mark would fail at random.
+turns into a failure the day it is met (then delete its entry). Every goal
+is a plain test at this stop: the streams against ResponseParser, once at
+the edge of the slack, measure about 2x now, twice what the slack needs.
 """
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "bench"))
 import measure  # noqa: E402
 
 SLACK = 2.0
-_BIG = "one big call: times faster than transformers"
-_STREAM = "stream, 4-char chunks: times faster than ResponseParser"
 # Goals missed even with 2x slack, steadily (smoke sizes, repeated runs, 2 cores at load 2-7;
 # bench/RESULTS.md has the full-size run). Strict: each fails the run the day it is met.
 NOT_MET: dict[tuple[str, str], str] = {
@@ -34,29 +32,11 @@ NOT_MET: dict[tuple[str, str], str] = {
 }
 
 
-def at_the_threshold(what: str, name: str) -> str | None:
-    """Why a goal missed at full size measures at the 2x-slack edge here, or None.
-
-    These goals are not met (bench/RESULTS.md), but at smoke sizes their
-    ratio lands on either side of the slack threshold from run to run, so a
-    strict mark would fail at random: they are non-strict xfails, shown as
-    XFAIL or XPASS in every run's summary (-rxX).
-    """
-    if what == _STREAM:
-        return ("issue 16: stream >= 2x faster than ResponseParser: full run 1.3-4.2x over 22 formats, under 2x for "
-                "hermes, fenced-json, llama3-json, mistral, glm-xml, command-r7b, functionary-v3.1, internlm2; "
-                "the smoke ratio moves from run to run")
-    return None
-
-
 PLANNED = measure.planned_ratio_goals(measure.SMOKE)
 
 
 def _marks(key: tuple[str, str]) -> list:
-    if key in NOT_MET:
-        return [pytest.mark.xfail(strict=True, reason=NOT_MET[key])]
-    reason = at_the_threshold(*key)
-    return [pytest.mark.xfail(strict=False, reason=reason)] if reason else []
+    return [pytest.mark.xfail(strict=True, reason=NOT_MET[key])] if key in NOT_MET else []
 
 
 @pytest.fixture(scope="module")

@@ -208,6 +208,44 @@ def test_failed_tries_are_bounded_so_work_stays_linear(name):
             label, machine.runs_tried, machine.offset, shape.reach)
 
 
+# The shaped formats with a closer that a JSON string can hold and that stops a run.
+STOPPED_BY_A_CLOSER = [name for name in SHAPED if any(c.strip("{}[],: \n") for c in FORMATS[name].closers)]
+
+
+@pytest.mark.parametrize("name", STOPPED_BY_A_CLOSER)
+@pytest.mark.parametrize("every", [2, 3, 7])
+def test_the_batch_pattern_reads_each_character_once_when_decodes_stop_it_short(name, every):
+    """Calls the batch matches but may not take (a marker in the arguments) do not make it read again.
+
+    Every every-th call holds one of the format's closers inside a string:
+    the batch matches the whole run, keeps the calls before the first such
+    one, and the rest are read one by one; were the batch tried again after
+    each of them, it would read what is left of the run each time.
+    """
+    fmt = FORMATS[name]
+    shape = _run_shape(fmt)
+    closer = next(c for c in fmt.closers if c.strip("{}[],: \n"))
+    calls = [ParsedToolCall("f", {"a": closer if index % every == every - 1 else "b"}) for index in range(1500)]
+    text = "\n".join(fmt.write_call(call) for call in calls)
+    machine = Machine(fmt)
+    assert outcome(lambda: _whole(machine, text)) == plain(text, fmt)
+    assert machine.runs_tried >= 1
+    assert machine.run_scanned <= len(text) + shape.reach, (machine.run_scanned, len(text))
+
+
+def test_spans_and_events_made_by_filling_equal_the_constructors():
+    from templatestudio.calls import CallSpan, filler, region_spans
+
+    calls = [ParsedToolCall("f", {"a": [index]}) for index in range(3)]
+    assert region_spans(calls, 17) == [CallSpan(call, 0, 17) for call in calls]
+    assert [vars(span) for span in region_spans(calls, 5)] == [vars(CallSpan(call, 0, 5)) for call in calls]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        region_spans(calls, 5)[0].end = 6
+    for wrong in (("call", "start", "end"), ("call", "id")):
+        with pytest.raises(TypeError, match="cannot be made by filling its fields"):
+            filler(CallSpan, wrong)
+
+
 def test_the_run_path_is_not_used_by_the_leak_survey_or_without_a_format():
     assert Machine(None)._runs is None
     assert Machine(FORMATS["hermes"], record=True)._runs is None
@@ -257,3 +295,39 @@ def test_events_made_by_filling_their_fields_equal_the_constructors():
         made.id = "y"
     with pytest.raises(TypeError, match="cannot be made by filling its fields"):
         _new_event(TextDelta)
+
+
+# --- lists of calls read inline (jsonbody.calls_from) --------------------------------------------
+
+_ITEM_VALUES = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=4),
+                            lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner, max_size=2),
+                            max_leaves=4)
+_ITEMS = st.one_of(
+    st.fixed_dictionaries({"name": st.text(max_size=5), "arguments": st.dictionaries(st.text(max_size=3), _ITEM_VALUES, max_size=2)}),
+    st.fixed_dictionaries({"tool_name": st.text(max_size=5), "parameters": st.dictionaries(st.text(max_size=3), _ITEM_VALUES, max_size=2)}),
+    st.dictionaries(st.sampled_from(["name", "arguments", "parameters", "tool_name", "id"]), _ITEM_VALUES, max_size=3),
+    _ITEM_VALUES,
+)
+
+
+@SETTINGS
+@given(items=st.lists(_ITEMS, max_size=5), numbered=st.booleans(),
+       keys=st.sampled_from([{}, {"name_key": "tool_name", "argument_keys": ("parameters",)},
+                             {"argument_keys": ("arguments", "parameters")}, {"string_arguments": True}]))
+def test_a_list_of_calls_is_read_as_call_from_reads_each_item(items, numbered, keys):
+    """calls_from gives call_from's call for every item, or the first item's error (numbered on request)."""
+    from templatestudio.formats.base import CallSyntaxError
+    from templatestudio.formats.jsonbody import call_from, calls_from
+
+    expected: list | str = []
+    for number, item in enumerate(items, start=1):
+        try:
+            expected.append(call_from(item, **keys)[0])
+        except CallSyntaxError as error:
+            expected = f"item {number} of the list: {error}" if numbered else str(error)
+            break
+    try:
+        got: list | str = calls_from(items, numbered=numbered, **keys)
+    except CallSyntaxError as error:
+        got = str(error)
+    assert got == expected

@@ -1,9 +1,11 @@
 """The pythonic reader's fast path reads exactly what its exact parser reads.
 
 ``pythonic._Parser`` defines the behaviour. The fast path (plain calls read
-by a split at ")" and one regex per piece, in the whole list at
-once or, in a stream, batch by batch as calls arrive) must give the same
-events and the same errors for every input, or defer. Shown by generated
+by one ``re.split`` into units ", name(…)", over the whole list at once
+or, in a stream, batch by batch as calls arrive) must give the same
+events and the same errors for every input, or defer; and every list of
+plain calls (up to five arguments, every scalar kind, empty strings) must
+take it. Shown by generated
 replies (names with non-ASCII letters and connector punctuation, strings
 with quotes, escapes, newlines and brackets, numbers in every form _Parser
 reads or refuses, nested values, whitespace variants, broken separators),
@@ -105,13 +107,13 @@ def reply(draw) -> str:
 @contextlib.contextmanager
 def fast_path_off():
     """Only _Parser reads: the fast path's two entry points always defer."""
-    saved = plain.fast_calls, plain.fast_piece
+    saved = plain.fast_calls, plain.fast_units
     plain.fast_calls = lambda *args, **kwargs: None
-    plain.fast_piece = lambda *args: None
+    plain.fast_units = lambda *args: None
     try:
         yield
     finally:
-        plain.fast_calls, plain.fast_piece = saved
+        plain.fast_calls, plain.fast_units = saved
 
 
 @contextlib.contextmanager
@@ -238,3 +240,124 @@ def test_a_whole_plain_list_is_read_in_one_pass(monkeypatch):
     machine = Machine(FMT)
     machine.feed(text), machine.close()
     assert machine.examined <= 1.01 * len(text) + 10, (machine.examined, len(text))
+
+
+# --- plain lists: the fast path must read them all, exactly as _Parser does ---------------------
+
+PLAIN_TEXT = "ab ,=[{}:é𝐝\t'\""  # a string's text minus its own quote: no backslash, CR, LF, NUL, "(", ")" or "]"
+REFUSED_TEXT = ["\\n", "\\'", "(", ")", "\r", "\x00", "\n"]  # what sends a string to _Parser (or makes it fail)
+
+
+@st.composite
+def plain_value(draw) -> str:
+    kind = draw(st.sampled_from(["string", "string", "number", "word"]))
+    if kind == "number":
+        return draw(st.sampled_from(NUMBERS))
+    if kind == "word":
+        return draw(st.sampled_from(WORDS))
+    quote = draw(st.sampled_from("'\""))
+    return quote + draw(st.text(PLAIN_TEXT.replace(quote, ""), max_size=5)) + quote  # empty strings too
+
+
+@st.composite
+def plain_call(draw) -> list:
+    """[name, [key, value], ...]: up to five arguments, past the two the reader unrolls, keys distinct."""
+    keys = []
+    for _ in range(draw(st.integers(0, 5))):
+        key = identifier(draw, dots=False)
+        if key not in keys:
+            keys.append(key)
+    return [identifier(draw, dots=True)] + [[key, draw(plain_value())] for key in keys]
+
+
+def write_plain(draw, calls: list) -> str:
+    written = []
+    for name, *arguments in calls:
+        parts = [key + draw(SPACE) + "=" + draw(SPACE) + value + draw(SPACE) for key, value in arguments]
+        trailing = "," + draw(SPACE) if arguments and draw(st.booleans()) else ""
+        written.append(name + "(" + draw(SPACE) + ("," + draw(SPACE)).join(parts) + trailing + ")")
+    return "[" + draw(SPACE) + "".join(
+        (draw(SPACE) + "," + draw(SPACE) if index else "") + call for index, call in enumerate(written)
+    ) + draw(SPACE) + "]"
+
+
+@st.composite
+def plain_lists(draw) -> str:
+    return write_plain(draw, draw(st.lists(plain_call(), min_size=1, max_size=5)))
+
+
+@st.composite
+def refused_list(draw) -> str:
+    """A plain list with one flaw the fast path must not read: a key given twice, a string it defers, a huge int."""
+    calls = draw(st.lists(plain_call(), min_size=1, max_size=4))
+    with_arguments = [call for call in calls if len(call) > 1]
+    if not with_arguments:
+        calls[0].append(["k", "1"])
+        with_arguments = [calls[0]]
+    call = draw(st.sampled_from(with_arguments))
+    flaw = draw(st.sampled_from(["twice", "string", "digits"] if len(call) > 2 else ["string", "digits"]))
+    if flaw == "twice":  # any pair of positions: both unrolled, one unrolled and one after, both after
+        first, second = sorted(draw(st.lists(st.integers(1, len(call) - 1), min_size=2, max_size=2, unique=True)))
+        call[second][0] = call[first][0]
+    else:
+        argument = draw(st.sampled_from(call[1:]))
+        if flaw == "digits":
+            argument[1] = "9" * 5000  # past the interpreter's digit limit: _Parser's error
+        else:
+            quote = draw(st.sampled_from("'\""))
+            inner = draw(st.text("ab", max_size=2)) + draw(st.sampled_from(REFUSED_TEXT)) + draw(st.text("ab", max_size=2))
+            argument[1] = quote + inner + quote
+    return write_plain(draw, calls)
+
+
+def parsed(text: str) -> str:
+    calls, _ = pythonic._Parser(text).calls(0)
+    return repr([(call.name, call.arguments) for call in calls])
+
+
+@SETTINGS
+@given(plain_lists())
+def test_every_plain_list_takes_the_fast_path_and_reads_as_the_parser_reads(text):
+    fast = plain.fast_calls(text, 0)
+    assert fast is not None, text
+    spans, end = fast
+    assert end == len(text) and {(span.start, span.end) for span in spans} == {(0, len(text))}
+    assert repr([(span.call.name, span.call.arguments) for span in spans]) == parsed(text)
+
+
+@SETTINGS
+@given(plain_lists(), st.lists(st.integers(1, 9), min_size=1, max_size=4), st.sampled_from([1, 5, 4096]))
+def test_a_stream_reads_every_plain_list_as_it_arrives(text, sizes, batch):
+    """Batch by batch, whatever the cuts: the extent reads every call, and _Parser never sees the list."""
+    constructed = []
+    parser = pythonic._Parser
+    pythonic._Parser = lambda region: constructed.append(region) or parser(region)
+    try:
+        with read_every(batch):
+            events = streamed(text, sizes)
+    finally:
+        pythonic._Parser = parser
+    assert [region for region in constructed if text in region] == []
+    assert repr([(event.call.name, event.call.arguments) for event in events]) == parsed(text)
+
+
+@SETTINGS
+@given(refused_list(), st.lists(st.integers(1, 9), min_size=1, max_size=4))
+def test_the_fast_path_defers_every_flawed_list(text, sizes):
+    assert plain.fast_calls(text, 0) is None
+    assert plain.fast_units("," + text[1:-1]) is None
+    with fast_path_off():
+        exact = outcome(lambda: read_events(text, FMT))
+    assert outcome(lambda: read_events(text, FMT)) == exact
+    with read_every(1):
+        assert outcome(lambda: streamed(text, sizes)) == exact
+
+
+def test_units_need_a_comma_between_them_and_nothing_around_them():
+    """The split's leftover text is what makes the units a list: each of these has some, and is refused."""
+    for text in ["f() g()", ",f()", "f(),", "f())", "f() x", "x f()", "f(a=1)(b=2)", "f(a=1 b=2)", "f (a=1)"]:
+        assert plain.fast_calls("[" + text + "]", 0) is None, text
+        assert plain.fast_units("," + text) is None, text
+    assert plain.fast_calls("[]", 0) is None and plain.fast_calls("[ ]", 0) is None  # no call: _Parser's answer
+    assert [span.call for span in plain.fast_calls("[ f( ) ,g(a='',)\n]", 0)[0]] == [
+        pythonic.ParsedToolCall("f", {}), pythonic.ParsedToolCall("g", {"a": ""})]

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import json
 
-from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole, skip_space
+from templatestudio.formats.jsonbody import calls_from, decode_whole, skip_space
 from templatestudio.resumable_match import either, literal
 
 ACTION, FENCE, CLOSE = "Action:", "```json", "```"
@@ -95,11 +95,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     payload = decode_whole(region, start, len(region) - len(CLOSE))
     if not payload:
         raise CallSyntaxError("an empty list of actions")
-    spans = []
-    for item in payload:
-        call, _ = call_from(item, name_key="tool_name", argument_keys=("parameters",))
-        spans.append(CallSpan(call, 0, len(region)))
-    return spans
+    return region_spans(calls_from(payload, name_key="tool_name", argument_keys=("parameters",)), len(region))
 
 
 def write_call(call: ParsedToolCall) -> str:

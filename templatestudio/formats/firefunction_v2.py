@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import json
 
-from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
 )
 from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole
+from templatestudio.formats.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal
 
 MARKER = "functools["
@@ -56,7 +56,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     payload = decode_whole(region, len(_WORD), len(region))
     if not payload:
         raise CallSyntaxError("an empty list of calls")
-    return [CallSpan(call_from(item)[0], 0, len(region)) for item in payload]
+    return region_spans(calls_from(payload), len(region))
 
 
 def write_call(call: ParsedToolCall) -> str:

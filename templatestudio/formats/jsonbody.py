@@ -128,6 +128,38 @@ def call_from(
     return ParsedToolCall(name, arguments), found
 
 
+def calls_from(items: list, *, numbered: bool = False, **keys) -> list[ParsedToolCall]:
+    """The call of each item of a JSON list of calls, as ``call_from(item, **keys)`` reads it.
+
+    The common item (a name and one arguments object, nothing else) is
+    read here inline, without a call per item: a list of thousands of
+    small calls spends most of its time in that call. Any other item goes
+    to ``call_from``, whose error is raised, prefixed with the item's
+    number when numbered.
+    """
+    name_key = keys.get("name_key", "name")
+    argument_keys = keys.get("argument_keys", ("arguments",))
+    if keys.get("extras") or keys.get("string_arguments") or len(argument_keys) != 1:
+        checked = None  # extras or string arguments: every item is call_from's
+    else:
+        checked = argument_keys[0]
+    calls = []
+    append = calls.append
+    for number, item in enumerate(items, start=1):
+        if checked is not None and type(item) is dict and len(item) == 2:
+            name, arguments = item.get(name_key), item.get(checked)
+            if type(name) is str and name and type(arguments) is dict:
+                append(ParsedToolCall(name, arguments))
+                continue
+        try:
+            append(call_from(item, **keys)[0])
+        except CallSyntaxError as error:
+            if not numbered:
+                raise
+            raise CallSyntaxError(f"item {number} of the list: {error}") from None
+    return calls
+
+
 def looks_like_schema(arguments: object) -> bool:
     """Whether an 'arguments' object is a JSON schema (a tool's definition) rather than values."""
     return (

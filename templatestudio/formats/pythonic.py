@@ -14,10 +14,10 @@ quotes, Python escapes), ASCII integers and floats, ``True``/``False``/
 is refused. An empty wrapped list means "no call". A wrapped list ends at
 its first closing token, so a string inside it cannot hold
 ``<|tool_call_end|>`` or ``<|python_end|>``; the bare list (what the writer
-and the templates write) can. Lists of plain calls (scalar values, no
-escapes) take a fast path (``fast_calls``, ``ListExtent``) that reads the
-same calls and defers everything else to ``_Parser``, which defines the
-behaviour. Not handled: positional
+and the templates write) can. Lists of plain calls (scalar values; strings
+with no escape or parenthesis) take a fast path (``fast_calls``,
+``ListExtent``) that reads the same calls and defers everything else to
+``_Parser``, which defines the behaviour. Not handled: positional
 arguments, tuples, sets, ``**kwargs``, triple-quoted strings.
 """
 
@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import re
 
-from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.formats.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
@@ -55,43 +55,90 @@ _NAME = re.compile(rf"(?:[^\W0-9]|[{_CONNECTORS}])[\w.{_CONNECTORS}]*")
 _WORDS = {"True": True, "False": False, "None": None}
 
 # The fast path: a list of calls whose values are all plain scalars (strings
-# with no backslash, CR, newline or NUL; numbers; True/False/None), the shape
-# nearly every reply has. The list is cut at each ")" (str.split, at C
-# speed) and every piece must match the strict grammar of one call without
-# its ")", so anything outside that shape (nested values, an escape, a ")"
-# inside a string, a stray character) goes to _Parser, which defines the
-# behaviour: the fast path reads a subset of what _Parser reads, the same way.
+# with no backslash, CR, newline, NUL or parenthesis; numbers; True/False/
+# None), the shape nearly every reply has. One re.split over the list (after
+# a "," put before it, so every call is one unit ", name(…)" and the space
+# after it) reads every unit at C speed; split also hands back the text
+# between units, which must be empty: then the units cover the list and the
+# list is exactly the grammar below. Anything outside that shape (nested
+# values, an escape, a parenthesis inside a string, a stray character) goes
+# to _Parser, which defines the behaviour: the fast path reads a subset of
+# what _Parser reads, the same way. Why the search stays linear on any text:
+# a unit starts at a "," and its arguments hold no parenthesis, so each
+# attempt reads from its own "(" to the next parenthesis at most.
 _W = "[ \\t\\r\\n]*+"
 _KEY = rf"(?:[^\W0-9]|[{_CONNECTORS}])[\w{_CONNECTORS}]*+"  # a keyword: a name without dots
-_SCALAR = (r"""(?:"[^"\\\n\r\x00]*+"|'[^'\\\n\r\x00]*+'"""
-           r"|-?[0-9]++(?:\.[0-9]*+)?(?:[eE][+-]?[0-9]++)?|True|False|None)")
-_ARGUMENT = rf"{_KEY}{_W}={_W}{_SCALAR}{_W}"
-_OPEN_CALL = rf"({_NAME.pattern})\({_W}((?:{_ARGUMENT},{_W})*+(?:{_ARGUMENT})?)"
-_FIRST_PIECE = re.compile(rf"{_W}{_OPEN_CALL}")  # after "[", up to the first call's ")"
-_NEXT_PIECE = re.compile(rf"{_W},{_W}{_OPEN_CALL}")  # after a call's ")", up to the next one's
-_FAST_ARGUMENT = re.compile(rf"({_KEY}){_W}={_W}({_SCALAR})")
+_OUTSIDE_PLAIN = "\\\\\\n\\r\\x00()"  # what a plain string cannot hold, besides its quote
+_OTHER = r"-?[0-9]++(?:\.[0-9]*+)?+(?:[eE][+-]?[0-9]++)?+|True|False|None"
 
 
-def _scalar(text: str) -> object:
-    """The value of a _SCALAR match, as _Parser.value reads it (ValueError: a number past the digit limit)."""
-    if text[0] in "'\"":
-        return text[1:-1]
+def _argument(group: str) -> str:
+    """One keyword argument and the space after it; group "(" captures key, string text and other value.
+
+    The string's text is one group for both quotes: the look-behind picks
+    the class of the quote just read, and that class stops at the same quote.
+    """
+    text = rf"""(?<=')[^'{_OUTSIDE_PLAIN}]*+|(?<=")[^"{_OUTSIDE_PLAIN}]*+"""
+    return rf"""(?>{group}{_KEY}){_W}={_W}(?:['"]{group}{text})['"]|{group}{_OTHER})){_W})"""
+
+
+_MORE = rf"(?:{_argument('(?:')},{_W})*+{_argument('(?:')}?+"  # a third argument and on, uncaptured
+# Captured: name, the first two arguments (key, string text, other value) and the text of the rest.
+_UNIT = re.compile(rf",{_W}({_NAME.pattern})\({_W}"
+                   rf"(?:{_argument('(')}(?:,{_W}(?:{_argument('(')}(?:,{_W}({_MORE}))?+)?+)?+)?+\){_W}")
+_STRIDE = _UNIT.groups + 1  # split gives the text before a unit, then the unit's groups
+_MORE_ARGUMENT = re.compile(_argument("("))
+
+
+def _other(text: str) -> object:
+    """A number or word as _Parser.value reads it (ValueError: an integer past the digit limit)."""
     if text in _WORDS:
         return _WORDS[text]
-    return float(text) if any(mark in text for mark in ".eE") else int(text)
+    return float(text) if "." in text or "e" in text or "E" in text else int(text)
 
 
-def fast_piece(pattern: re.Pattern, piece: str) -> tuple[str, dict] | None:
-    """(name, arguments) of one piece of a plain list, or None when _Parser must read the list."""
-    match = pattern.fullmatch(piece)
-    if match is None:
+def _more_arguments(arguments: dict, text: str) -> bool:
+    """Adds the arguments of text (a match of _MORE) to arguments; False when a key is given twice."""
+    for key, string, other in _MORE_ARGUMENT.findall(text):  # findall: "" for a group that did not take part
+        if key in arguments:
+            return False
+        arguments[key] = _other(other) if other else string  # a number or word is never empty
+    return True
+
+
+def fast_units(text: str) -> list[ParsedToolCall] | None:
+    """The calls of text, a run of units ", name(…)" each with the space after it, or None.
+
+    None when text is anything else: then _Parser (or, in a stream, the
+    extent's scan) decides. Every unit is read, however many times the same
+    call repeats: a benchmark of identical calls measures the reading, not
+    a cache.
+    """
+    parts = _UNIT.split(text)
+    if len(parts) == 1 or any(parts[::_STRIDE]):  # no call, or text outside the units
         return None
+    row = iter(parts)
+    next(row)
+    calls: list[ParsedToolCall] = []
+    append = calls.append
     try:
-        items = [(key, _scalar(value)) for key, value in _FAST_ARGUMENT.findall(match.group(2))]
+        # Unrolled for the first two arguments: most calls have no more, and
+        # then a call costs no function call besides its ParsedToolCall.
+        for name, key, string, other, key2, string2, other2, more, _ in zip(*[row] * _STRIDE):
+            if key is None:
+                arguments = {}
+            else:
+                arguments = {key: string if other is None else _other(other)}
+                if key2 is not None:
+                    if key2 == key:
+                        return None  # a key given twice: _Parser's error
+                    arguments[key2] = string2 if other2 is None else _other(other2)
+                    if more and not _more_arguments(arguments, more):
+                        return None
+            append(ParsedToolCall(name, arguments))
     except ValueError:  # an integer past the interpreter's digit limit: _Parser's error
         return None
-    arguments = dict(items)
-    return (match.group(1), arguments) if len(arguments) == len(items) else None  # else a key given twice
+    return calls
 
 
 def fast_calls(text: str, start: int, length: int | None = None) -> tuple[list[CallSpan], int] | None:
@@ -99,30 +146,18 @@ def fast_calls(text: str, start: int, length: int | None = None) -> tuple[list[C
 
     Each span covers length characters (the region; None: up to the "]").
     None when the list is not all plain calls or is not closed yet; then
-    _Parser (or, in a stream, the extent's scan) decides. Why cutting at
-    ")" and "]" is safe: a piece that matches starts and ends outside any
-    string (by induction from the "["), so a cut inside a string leaves a
-    piece with an unclosed string, which never matches. Plain calls hold
-    no bracket outside strings, so the list ends at its first "]".
-    Every piece is read, however many times the same call repeats: a
-    benchmark of identical calls measures the reading, not a cache.
+    _Parser (or, in a stream, the extent's scan) decides. Plain calls hold
+    no bracket outside strings, so a list of them ends at its first "]"; a
+    "]" inside a string cuts it there, and the unclosed string never reads.
     """
     close = text.find("]", start)
     if close == -1:
         return None
-    pieces = text[start + 1 : close].split(")")
-    if len(pieces) < 2 or pieces.pop().strip(" \t\r\n"):  # no call, or more than space after the last
-        return None
-    first = fast_piece(_FIRST_PIECE, pieces[0])
-    if first is None:
-        return None
-    rest = [fast_piece(_NEXT_PIECE, piece) for piece in pieces[1:]]
-    if None in rest:
+    calls = fast_units("," + text[start + 1 : close])
+    if calls is None:
         return None
     end = close + 1 - start if length is None else length
-    spans = [CallSpan(ParsedToolCall(first[0], first[1]), 0, end)]
-    spans += [CallSpan(ParsedToolCall(name, arguments), 0, end) for name, arguments in rest]
-    return spans, close + 1
+    return region_spans(calls, end), close + 1
 
 
 class _Read:
@@ -143,11 +178,11 @@ class ListExtent(ValueExtent):
     At the first advance (a whole-text read sees the whole list) a list of
     plain calls is read at once: it ends at its first "]", exactly where
     the bracket scan would stop. Otherwise (a stream, or a "]" inside a
-    string) the scan finds the end, and each call is read as soon as its
-    ")" has arrived, so the list's end costs no second reading of the list.
-    Either way the calls go to read_region (``Extent.decoded``); once a
-    piece is not a plain call, the reading stops and read_region reads the
-    region itself.
+    string) the scan finds the end, and the calls are read in batches up
+    to the last ")" that has arrived, so the list's end costs no second
+    reading of the list. Either way the calls go to read_region
+    (``Extent.decoded``); once a batch is not all plain calls, the reading
+    stops and read_region reads the region itself.
     """
 
     def __init__(self) -> None:
@@ -177,7 +212,7 @@ class ListExtent(ValueExtent):
             self._read_calls(buffer, start, len(buffer) if end is None else end)
             if end is not None and self._calls and buffer[end - 1] == "]" \
                     and not buffer[start + self._cut : end - 1].strip(" \t\r\n"):
-                spans = [CallSpan(call, 0, end - start) for call in self._calls]
+                spans = region_spans(self._calls, end - start)
                 self.decoded = (0, _Read(spans), end - start)
         return end
 
@@ -189,15 +224,15 @@ class ListExtent(ValueExtent):
         self._looked = stop - start
         if last == -1:
             return
-        pieces = buffer[start + self._cut : last].split(")")
+        batch = buffer[start + self._cut : last + 1]
         self._cut = last + 1 - start
-        calls = self._calls
-        for piece in pieces:
-            parsed = fast_piece(_NEXT_PIECE if calls else _FIRST_PIECE, piece)
-            if parsed is None:
-                self._calls = None
-                return
-            calls.append(ParsedToolCall(parsed[0], parsed[1]))
+        # The first batch follows the "[" (a "," makes its first call a unit);
+        # a later one follows a ")", and the space after it starts the batch.
+        calls = fast_units(batch.lstrip(" \t\r\n") if self._calls else "," + batch)
+        if calls is None:
+            self._calls = None
+        else:
+            self._calls += calls
 
 
 _scan = ValueExtent.advance
@@ -359,7 +394,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
         raise CallSyntaxError("values nested too deeply") from None
     if _SPACE.match(region, after).end() != end:
         raise CallSyntaxError(f"unexpected text after the list at offset {after}")
-    return [CallSpan(call, 0, len(region)) for call in calls]
+    return region_spans(calls, len(region))
 
 
 def _write_value(value: object) -> str:

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import json
 
-from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample
 from templatestudio.formats.bare_json import ARGUMENTS_OPENING
 from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole
+from templatestudio.formats.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal, sequence
 
 RESPONSE_TEMPLATE = {
@@ -52,14 +52,7 @@ RESPONSE_TEMPLATE = {
 
 def read_region(region: str, opener: Opener) -> list[CallSpan]:
     payload = decode_whole(region, 0, len(region))
-    spans = []
-    for number, item in enumerate(payload, start=1):
-        try:
-            call, _ = call_from(item)
-        except CallSyntaxError as error:
-            raise CallSyntaxError(f"item {number} of the list: {error}") from None
-        spans.append(CallSpan(call, 0, len(region)))
-    return spans
+    return region_spans(calls_from(payload, numbered=True), len(region))
 
 
 def write_call(call: ParsedToolCall) -> str:
