@@ -50,7 +50,7 @@ class Sizes:
     # falls in one no longer decides a format's figure.
     rounds: int = 8
     round_budget: float = 0.12  # seconds of repeats per format and round
-    growth_runs: int = 4  # runs of a growth measurement whose large reply passes 100K
+    growth_runs: int = 8  # runs of a growth measurement whose large reply passes 100K (each stretch: its best)
 
 
 FULL = Sizes()
