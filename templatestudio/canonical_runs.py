@@ -111,7 +111,7 @@ class RunShape:
         A stream ends a call's region where its extent finds the end; when
         that region is the writer's shape with arguments that hold no brace
         inside, the call is the one a run would read from it, decoded by one
-        ``json.loads`` (the check on probe replies covers both: see the
+        ``raw_decode`` (the check on probe replies covers both: see the
         module docstring). Anything else returns None and the format reads
         the region.
         """
@@ -128,13 +128,7 @@ class RunShape:
             return None
         if type(value) is not dict or stop != len(arguments):
             return None
-        made = _new_event(event)(event)  # the instance dict filled as the dataclass's __init__ fills it
-        fields = made.__dict__
-        fields["call"] = ParsedToolCall(name, value)
-        id_parts = self.id_parts
-        fields["id"] = None if id_parts is None else id_parts[0] if len(id_parts) == 1 else \
-            id_parts[0] + name + id_parts[1]
-        return made
+        return event(ParsedToolCall(name, value), call_id(self.id_parts, name))
 
     def _ident(self):
         id_parts = self.id_parts

@@ -21,9 +21,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from templatestudio import canonical_runs
-from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler, region_spans
 from templatestudio.engine import Machine, TextDelta, ToolCallEvent, _run_shape, merge_deltas, read_events
 from templatestudio.formats import FORMATS
+from templatestudio.formats.base import CallSyntaxError
+from templatestudio.formats.jsonbody import call_from, calls_from
 from templatestudio.stream import ToolCallStream
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -233,9 +235,7 @@ def test_the_batch_pattern_reads_each_character_once_when_decodes_stop_it_short(
     assert machine.run_scanned <= len(text) + shape.reach, (machine.run_scanned, len(text))
 
 
-def test_spans_and_events_made_by_filling_equal_the_constructors():
-    from templatestudio.calls import CallSpan, filler, region_spans
-
+def test_spans_made_by_filling_equal_the_constructor_and_other_fields_are_refused():
     calls = [ParsedToolCall("f", {"a": [index]}) for index in range(3)]
     assert region_spans(calls, 17) == [CallSpan(call, 0, 17) for call in calls]
     assert [vars(span) for span in region_spans(calls, 5)] == [vars(CallSpan(call, 0, 5)) for call in calls]
@@ -316,9 +316,6 @@ _ITEMS = st.one_of(
                              {"argument_keys": ("arguments", "parameters")}, {"string_arguments": True}]))
 def test_a_list_of_calls_is_read_as_call_from_reads_each_item(items, numbered, keys):
     """calls_from gives call_from's call for every item, or the first item's error (numbered on request)."""
-    from templatestudio.formats.base import CallSyntaxError
-    from templatestudio.formats.jsonbody import call_from, calls_from
-
     expected: list | str = []
     for number, item in enumerate(items, start=1):
         try:

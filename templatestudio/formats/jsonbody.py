@@ -132,17 +132,14 @@ def calls_from(items: list, *, numbered: bool = False, **keys) -> list[ParsedToo
     """The call of each item of a JSON list of calls, as ``call_from(item, **keys)`` reads it.
 
     The common item (a name and one arguments object, nothing else) is
-    read here inline, without a call per item: a list of thousands of
-    small calls spends most of its time in that call. Any other item goes
-    to ``call_from``, whose error is raised, prefixed with the item's
-    number when numbered.
+    read here inline, as ``call_from``'s own first check reads it, without
+    a call per item: a list of thousands of small calls spends most of its
+    time in that call. Any other item goes to ``call_from``, whose error is
+    raised, prefixed with the item's number when numbered.
     """
     name_key = keys.get("name_key", "name")
     argument_keys = keys.get("argument_keys", ("arguments",))
-    if keys.get("extras") or keys.get("string_arguments") or len(argument_keys) != 1:
-        checked = None  # extras or string arguments: every item is call_from's
-    else:
-        checked = argument_keys[0]
+    checked = argument_keys[0] if len(argument_keys) == 1 else None
     calls = []
     append = calls.append
     for number, item in enumerate(items, start=1):

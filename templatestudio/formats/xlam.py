@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample
+from templatestudio.formats.base import SPACES, Format, NearMiss, Opener, Sample
 from templatestudio.formats.bare_json import ARGUMENTS_OPENING
 from templatestudio.formats.extents import ValueExtent
 from templatestudio.formats.jsonbody import calls_from, decode_whole
