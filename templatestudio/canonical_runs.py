@@ -42,7 +42,7 @@ import re
 from dataclasses import dataclass
 
 from templatestudio.calls import ParsedToolCall, filler
-from templatestudio.formats.base import Format
+from templatestudio.wire.base import Format
 
 SENTINEL_NAME = "zqNAMEqz"
 SENTINEL_ARGUMENTS = {"zqKEYqz": "zqVALUEqz"}

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from templatestudio import canonical_runs
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler
 from templatestudio.formats import FORMATS
-from templatestudio.formats.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
-from templatestudio.formats.jsonbody import decoded_once
+from templatestudio.wire.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
+from templatestudio.wire.jsonbody import decoded_once
 from templatestudio.resumable_match import FAILED, MATCHED, Scan
 
 

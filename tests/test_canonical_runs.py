@@ -24,8 +24,8 @@ from templatestudio import canonical_runs
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler, region_spans
 from templatestudio.engine import Machine, TextDelta, ToolCallEvent, _run_shape, merge_deltas, read_events
 from templatestudio.formats import FORMATS
-from templatestudio.formats.base import CallSyntaxError
-from templatestudio.formats.jsonbody import call_from, calls_from
+from templatestudio.wire.base import CallSyntaxError
+from templatestudio.wire.jsonbody import call_from, calls_from
 from templatestudio.stream import ToolCallStream
 
 SETTINGS = settings(max_examples=60, deadline=None,
@@ -96,7 +96,7 @@ def test_a_writer_that_is_not_deterministic_or_a_reader_that_disagrees_gets_no_s
             raise hermes_error("no A names")
         return spans
 
-    from templatestudio.formats.base import CallSyntaxError as hermes_error  # noqa: PLC0415 - the test's own fake
+    from templatestudio.wire.base import CallSyntaxError as hermes_error  # noqa: PLC0415 - the test's own fake
     picky_format = dataclasses.replace(hermes, read_region=picky)
     assert _run_shape(picky_format) is None
 

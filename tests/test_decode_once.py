@@ -17,7 +17,7 @@ from templatestudio.calls import ParsedToolCall
 from templatestudio.canonical_runs import ARGUMENTS_LIMIT
 from templatestudio.engine import ToolCallEvent, _run_shape, read_events
 from templatestudio.formats import FORMATS
-from templatestudio.formats.jsonbody import decode_at, decoded_once
+from templatestudio.wire.jsonbody import decode_at, decoded_once
 
 SIZE = 200_000
 SHAPES = {

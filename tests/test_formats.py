@@ -16,7 +16,7 @@ from transformers.utils.chat_parsing import parse_response
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import TextDelta, ToolCallEvent, merge_deltas, read_events
 from templatestudio.formats import FORMATS, UnknownFormat, get_format
-from templatestudio.formats.base import Format
+from templatestudio.wire.base import Format
 from templatestudio.formats.gemma4 import MAX_NESTING
 from templatestudio.formats.mistral import ARGS_RESPONSE_TEMPLATE
 from templatestudio.leaks import find_call_markers

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import Machine, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas, read_events
 from templatestudio.formats import FORMATS
-from templatestudio.formats.base import CallSyntaxError, Format
+from templatestudio.wire.base import CallSyntaxError, Format
 from templatestudio.leaks import find_call_markers
 from templatestudio.probe import same_json_value
 from templatestudio.resumable_match import MATCHED

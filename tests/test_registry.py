@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas, read_events
 from templatestudio.formats import FORMATS
-from templatestudio.formats.base import Extent, Format, NearMiss, Opener, Sample, WireLimit
+from templatestudio.wire.base import Extent, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.leaks import find_call_markers
 from templatestudio.probe import same_json_value
 from templatestudio.resumable_match import FAILED, Pattern
@@ -382,7 +382,7 @@ def test_the_cycle_finder_finds_a_cycle():
 
 def test_the_import_graph_sees_imports_inside_functions():
     graph = _graph()
-    assert "templatestudio.formats.base" in graph["templatestudio.engine"]
+    assert "templatestudio.wire.base" in graph["templatestudio.engine"]
     assert "templatestudio.formats.hermes" in graph["templatestudio.formats"]
 
 

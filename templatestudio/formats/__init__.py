@@ -1,6 +1,6 @@
 """The registry of tool-call wire formats, one module per format.
 
-Each module defines ``FORMAT``, a ``templatestudio.formats.base.Format``
+Each module defines ``FORMAT``, a ``templatestudio.wire.base.Format``
 holding everything the package knows about that wire shape. Adding a format
 means writing its module and naming it in ``_MODULES``; the registry test
 (``tests/test_registry.py``) fails when a format lacks any part.
@@ -13,7 +13,7 @@ from templatestudio.formats import deepseek_dsml, deepseek_v3, deepseek_v31, kim
 from templatestudio.formats import command_r7b, glm_xml, granite, harmony, minimax_xml, seed_oss
 from templatestudio.formats import apriel, command_r_plus, firefunction_v2, functionary_v31, gigachat
 from templatestudio.formats import functiongemma, internlm2, phi4_mini, solar_open, xlam
-from templatestudio.formats.base import Format
+from templatestudio.wire.base import Format
 
 _MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythonic,
             deepseek_v3, deepseek_v31, deepseek_dsml, kimi_k2,

@@ -26,11 +26,11 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import call_from, decode_whole
 from templatestudio.resumable_match import chars, literal
 
 OPEN, CLOSE = "<|START_ACTION|>", "<|END_ACTION|>"

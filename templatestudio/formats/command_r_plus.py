@@ -37,11 +37,11 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import calls_from, decode_whole, skip_space
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import calls_from, decode_whole, skip_space
 from templatestudio.resumable_match import either, literal
 
 ACTION, FENCE, CLOSE = "Action:", "```json", "```"

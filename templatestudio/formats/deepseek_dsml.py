@@ -34,11 +34,11 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import decode_whole, skip_space
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import decode_whole, skip_space
 from templatestudio.resumable_match import literal
 
 BLOCK, BLOCK_END = "<｜DSML｜function_calls>", "</｜DSML｜function_calls>"

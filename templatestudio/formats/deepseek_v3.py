@@ -40,8 +40,8 @@ import re
 import regex
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
-from templatestudio.formats.sections import CallThenCloser, expect, json_object_at, read_one_call
+from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
+from templatestudio.wire.sections import CallThenCloser, expect, json_object_at, read_one_call
 from templatestudio.resumable_match import Pattern, chars, either, literal, sequence
 
 SECTION, SECTION_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"

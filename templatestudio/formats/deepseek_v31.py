@@ -29,9 +29,9 @@ import json
 import re
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.formats.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
+from templatestudio.wire.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
 from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SECTION, SECTION_END, SEP, openers, other_head
-from templatestudio.formats.sections import expect, json_object_at, read_one_call
+from templatestudio.wire.sections import expect, json_object_at, read_one_call
 
 _NAME = re.compile(r"[^ \t\n\r<]+")
 

@@ -29,11 +29,11 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import decode_at, skip_space
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import decode_at, skip_space
 from templatestudio.resumable_match import sequence, chars, either, literal, run
 
 OPEN, CLOSE = "<function=", "</function>"

@@ -29,9 +29,9 @@ from __future__ import annotations
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.keyed_values import KeyedValues, any_key, bad_key, write_value
+from templatestudio.wire.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.keyed_values import KeyedValues, any_key, bad_key, write_value
 from templatestudio.resumable_match import literal
 
 OPEN, CLOSE, QUOTE = "<start_function_call>", "<end_function_call>", "<escape>"

@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
+from templatestudio.wire.extents import TagExtent
 # The value grammar is shared with FunctionGemma; MAX_NESTING stays importable from here.
-from templatestudio.formats.keyed_values import MAX_NESTING, KeyedValues, any_key, bad_key, write_value  # noqa: F401
+from templatestudio.wire.keyed_values import MAX_NESTING, KeyedValues, any_key, bad_key, write_value  # noqa: F401
 from templatestudio.resumable_match import either, literal
 
 OPEN, CLOSE, QUOTE = "<|tool_call>", "<tool_call|>", '<|"|>'

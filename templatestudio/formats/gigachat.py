@@ -32,11 +32,11 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import ThenOptionalCloser, ValueExtent, only_closer_after
-from templatestudio.formats.jsonbody import call_from, decode_at, skip_space
+from templatestudio.wire.extents import ThenOptionalCloser, ValueExtent, only_closer_after
+from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import either, literal
 
 MESSAGE_SEP, CALL_TURN, FUNCTION_CALL = "<|message_sep|>", "function call<|role_sep|>", "<|function_call|>"

@@ -19,11 +19,11 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import calls_from, decode_whole
+from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import chars
 
 MARKER = "<|tool_call|>"

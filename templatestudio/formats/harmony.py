@@ -50,11 +50,11 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import decode_whole
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import decode_whole
 from templatestudio.resumable_match import chars, either, literal, run
 
 START, ASSISTANT, CHANNEL, MESSAGE = "<|start|>", "assistant", "<|channel|>", "<|message|>"

@@ -18,9 +18,9 @@ Reasoning: Qwen3's ``<think>…</think>`` at the start of the reply.
 from __future__ import annotations
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.formats.base import SPACES, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.tagged_json import read_tagged_json, write_tagged_json
+from templatestudio.wire.base import SPACES, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.tagged_json import read_tagged_json, write_tagged_json
 from templatestudio.resumable_match import either, literal
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"

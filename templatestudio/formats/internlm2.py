@@ -27,9 +27,9 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import call_from, decode_at, skip_space
+from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import sequence, either, literal
 
 OPEN, PLUGIN, INTERPRETER, CLOSE = "<|action_start|>", "<|plugin|>", "<|interpreter|>", "<|action_end|>"

@@ -28,12 +28,12 @@ import json
 import re
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
-from templatestudio.formats.jsonbody import skip_space
-from templatestudio.formats.sections import expect, json_object_at, read_section
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.sections import expect, json_object_at, read_section
 from templatestudio.resumable_match import either, literal
 
 SECTION, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"

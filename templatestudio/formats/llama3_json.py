@@ -22,12 +22,12 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.bare_json import LLAMA3_OPENING
-from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
+from templatestudio.wire.bare_json import LLAMA3_OPENING
+from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
 from templatestudio.resumable_match import chars, either, literal, run, sequence
 
 TAG = "<|python_tag|>"

@@ -25,10 +25,10 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
+from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import literal
 
 OPEN, CLOSE = "<minimax:tool_call>", "</minimax:tool_call>"

@@ -42,10 +42,10 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
-from templatestudio.formats.bare_json import ARGUMENTS_OPENING
-from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import call_from, decode_whole
+from templatestudio.wire.base import WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
+from templatestudio.wire.bare_json import ARGUMENTS_OPENING
+from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.jsonbody import call_from, decode_whole
 
 _PYTHON_ARGUMENTS = re.compile(rf'"arguments"{WS}*:{WS}*[{{\[]{WS}*\'')
 

@@ -27,11 +27,11 @@ import ast
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent, ValueExtent
-from templatestudio.formats.jsonbody import decode_at
+from templatestudio.wire.extents import TagExtent, ValueExtent
+from templatestudio.wire.jsonbody import decode_at
 from templatestudio.resumable_match import chars, literal, run
 
 WRAPPERS = {"<|tool_call_start|>": "<|tool_call_end|>", "<|python_start|>": "<|python_end|>"}

@@ -18,10 +18,10 @@ from __future__ import annotations
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import (
+from templatestudio.wire.base import (
     SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.formats.extents import TagExtent
+from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import chars, either, literal, run
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"

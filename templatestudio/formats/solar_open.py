@@ -31,10 +31,10 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.formats.jsonbody import skip_space
-from templatestudio.formats.extents import only_closer_after
-from templatestudio.formats.sections import CallThenCloser, expect, json_object_at
+from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.extents import only_closer_after
+from templatestudio.wire.sections import CallThenCloser, expect, json_object_at
 from templatestudio.resumable_match import literal
 
 HEADER, SECTION, SECTION_END = "<|begin|>assistant", "<|tool_calls|>", "<|calls|>"

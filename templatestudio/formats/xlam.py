@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.formats.base import SPACES, Format, NearMiss, Opener, Sample
-from templatestudio.formats.bare_json import ARGUMENTS_OPENING
-from templatestudio.formats.extents import ValueExtent
-from templatestudio.formats.jsonbody import calls_from, decode_whole
+from templatestudio.wire.base import SPACES, Format, NearMiss, Opener, Sample
+from templatestudio.wire.bare_json import ARGUMENTS_OPENING
+from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal, sequence
 
 RESPONSE_TEMPLATE = {

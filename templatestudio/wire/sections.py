@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import CallSyntaxError
-from templatestudio.formats.extents import TagExtent, ThenOptionalCloser, only_closer_after
-from templatestudio.formats.jsonbody import decode_at, skip_space
+from templatestudio.wire.base import CallSyntaxError
+from templatestudio.wire.extents import TagExtent, ThenOptionalCloser, only_closer_after
+from templatestudio.wire.jsonbody import decode_at, skip_space
 
 CallReader = Callable[[str, int], tuple[ParsedToolCall, str | None, int]]
 

@@ -26,7 +26,7 @@ past (any JSON escape is allowed; the string must end on the same line).
 
 from __future__ import annotations
 
-from templatestudio.formats.base import SPACES, Pattern
+from templatestudio.wire.base import SPACES, Pattern
 from templatestudio.resumable_match import chars, either, literal, run, sequence
 
 # A JSON string: escapes pass over the next character, so \" does not end it.

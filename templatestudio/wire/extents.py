@@ -20,7 +20,7 @@ import functools
 import json
 import re
 
-from templatestudio.formats.base import Extent
+from templatestudio.wire.base import Extent
 
 _PY_STRING_BODY = {
     "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 
-from templatestudio.formats.base import CallSyntaxError
+from templatestudio.wire.base import CallSyntaxError
 
 MAX_NESTING = 100
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")

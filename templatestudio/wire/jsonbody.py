@@ -13,7 +13,7 @@ import contextvars
 import json
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.formats.base import JSON_SPACE, CallSyntaxError
+from templatestudio.wire.base import JSON_SPACE, CallSyntaxError
 
 _DECODER = json.JSONDecoder()
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.formats.base import CallSyntaxError
-from templatestudio.formats.jsonbody import call_from, decode_at, skip_space
+from templatestudio.wire.base import CallSyntaxError
+from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 
 
 def read_tagged_json(
