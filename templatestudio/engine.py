@@ -39,7 +39,6 @@ from templatestudio import canonical_runs
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler
 from templatestudio.formats import FORMATS
 from templatestudio.wire.base import JSON_SPACE, CallSyntaxError, Extent, Format, Opener
-from templatestudio.wire.jsonbody import decoded_once
 from templatestudio.resumable_match import FAILED, MATCHED, Scan
 
 
@@ -591,11 +590,7 @@ class Machine:
                 self._at = end
                 return True
         try:
-            if extent.decoded is None:  # found by scanning (a stream's usual case): nothing to hand over
-                spans = fmt.read_region(region, opener)
-            else:
-                with decoded_once(region, extent.decoded):
-                    spans = fmt.read_region(region, opener)
+            spans = fmt.read_region(region, opener, extent.found)
         except CallSyntaxError as error:
             if extent.ended_by_reply:
                 self._fail_cut(fmt, opener, str(error))

@@ -1,7 +1,7 @@
 """A big JSON argument is decoded about once, whichever format carries it.
 
 The extents find a small value's end with the C decoder and hand the value
-to the reader (``Extent.decoded``, ``jsonbody.decoded_once``), and give the
+to the reader as an argument (``Extent.found``, ``jsonbody.decode_at``), and give the
 decoder growing windows rather than the whole buffer. Counted here: the
 characters ``json.JSONDecoder.raw_decode`` read, to a value's end or to
 where it failed (work, not time).
@@ -17,7 +17,8 @@ from templatestudio.calls import ParsedToolCall
 from templatestudio.canonical_runs import ARGUMENTS_LIMIT
 from templatestudio.engine import ToolCallEvent, _run_shape, read_events
 from templatestudio.formats import FORMATS
-from templatestudio.wire.jsonbody import decode_at, decoded_once
+from templatestudio.wire.base import FoundCalls, FoundJSON
+from templatestudio.wire.jsonbody import decode_at
 
 SIZE = 200_000
 SHAPES = {
@@ -65,11 +66,10 @@ def test_a_big_argument_is_decoded_about_once(name, shape, decoded_chars):
     assert sum(decoded_chars) <= len(text) + 70_000 + ARGUMENTS_LIMIT, (name, shape, decoded_chars[:8])
 
 
-def test_the_reader_gets_the_value_only_for_the_very_region_it_was_decoded_from():
-    region = '<x>{"a": 1}'
-    equal_text = "".join(['<x>{"a": ', "1}"])  # equal, but another string object
-    with decoded_once(region, (3, {"a": "remembered"}, len(region))):
-        assert decode_at(equal_text, 3) == ({"a": 1}, len(region))  # decoded, not the remembered value
-        assert decode_at(region, 3) == ({"a": "remembered"}, len(region))
-        assert decode_at(region, 3) == ({"a": 1}, len(region))  # once only
-    assert decode_at(region, 3) == ({"a": 1}, len(region))
+def test_a_found_value_is_used_only_where_it_starts():
+    region = '<x>{"a": 1} {"b": 2}'
+    found = FoundJSON(3, {"a": "remembered"}, 11)
+    assert decode_at(region, 3, found) == ({"a": "remembered"}, 11)
+    assert decode_at(region, 12, found) == ({"b": 2}, len(region))  # another value: decoded
+    assert decode_at(region, 3) == ({"a": 1}, 11)  # nothing handed over: decoded
+    assert decode_at(region, 3, FoundCalls([])) == ({"a": 1}, 11)  # calls are not a JSON value

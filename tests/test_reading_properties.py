@@ -371,7 +371,7 @@ def test_a_mutated_call_never_vanishes_silently(name):
                 if region_end is None:
                     continue
                 try:
-                    verdict = fmt.read_region(mutated[start:region_end], opener)
+                    verdict = fmt.read_region(mutated[start:region_end], opener, None)
                 except CallSyntaxError as error:
                     raise AssertionError(f"the reader refuses {mutated!r} ({error}) but the machine showed it as text")
                 assert verdict is None, (mutated, verdict)

@@ -37,7 +37,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
@@ -105,7 +105,7 @@ def _read_object(region: str, index: int, parser: PythonLiterals) -> tuple[dict,
         index = skip_space(region, index + 1)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     index = skip_space(region, len(OPEN))
     if region.startswith("{", index):
         raise CallSyntaxError(f"a single object inside {OPEN}: Apriel writes a JSON list of calls")

@@ -27,7 +27,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole
@@ -54,10 +54,10 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if opener.literal in (RESPONSE, END_RESPONSE):
         return []  # framing: dropped, the text around it is the content
-    payload = decode_whole(region, len(OPEN), len(region) - len(CLOSE))
+    payload = decode_whole(region, len(OPEN), len(region) - len(CLOSE), found)
     if not isinstance(payload, list):
         raise CallSyntaxError(f"{OPEN} must hold a JSON list of calls, not a {type(payload).__name__}")
     if not payload:

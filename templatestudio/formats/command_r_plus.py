@@ -38,7 +38,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole, skip_space
@@ -83,16 +83,16 @@ class _FenceExtent(Extent):
         before = self.inner.examined
         end = self.inner.advance(buffer, start, final)
         self.examined += self.inner.examined - before
-        self.decoded, self.ended_by_reply = self.inner.decoded, self.inner.ended_by_reply
+        self.found, self.ended_by_reply = self.inner.found, self.inner.ended_by_reply
         return end
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     fence = skip_space(region, len(ACTION))
     start = skip_space(region, fence + len(FENCE))
     if region.startswith("{", start):
         raise CallSyntaxError("a single object after Action: — Command R+ writes a JSON list of actions")
-    payload = decode_whole(region, start, len(region) - len(CLOSE))
+    payload = decode_whole(region, start, len(region) - len(CLOSE), found)
     if not payload:
         raise CallSyntaxError("an empty list of actions")
     return region_spans(calls_from(payload, name_key="tool_name", argument_keys=("parameters",)), len(region))

@@ -35,7 +35,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole, skip_space
@@ -100,7 +100,7 @@ def _read_invoke(region: str, index: int) -> tuple[ParsedToolCall, int]:
     return ParsedToolCall(name, arguments), position + len(INVOKE_END)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     end = len(region) - len(BLOCK_END)  # the extent ends the region just past BLOCK_END
     position = skip_space(region, len(BLOCK))
     spans = []

@@ -40,7 +40,7 @@ import re
 import regex
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
+from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
 from templatestudio.wire.sections import CallThenCloser, expect, json_object_at, read_one_call
 from templatestudio.resumable_match import Pattern, chars, either, literal, sequence
 
@@ -91,21 +91,21 @@ def openers(head: Pattern) -> tuple[Opener, Opener]:
     )
 
 
-def _read_call(region: str, index: int) -> tuple[ParsedToolCall, None, int]:
+def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedToolCall, None, int]:
     if not region.startswith(HEAD, index):
         raise CallSyntaxError(f"expected {HEAD} after {CALL}, at offset {index}")
     name = _NAME.match(region, index + len(HEAD))
     if name is None:
         raise CallSyntaxError(f"no tool name after {SEP}, at offset {index + len(HEAD)}")
     position = expect(region, name.end(), FENCE, f"after the name {name.group()!r}")
-    arguments, position = json_object_at(region, position, name.group())
+    arguments, position = json_object_at(region, position, name.group(), found)
     position = expect(region, position, FENCE_END, "after the arguments")
     position = expect(region, position, CALL_END, "after the fence")
     return ParsedToolCall(name.group(), arguments), None, position
 
 
-def read_region(region: str, opener: Opener):
-    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call)
+def read_region(region: str, opener: Opener, found: Found | None):
+    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call, found)
 
 
 def write_call(call: ParsedToolCall) -> str:

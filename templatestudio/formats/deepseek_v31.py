@@ -29,7 +29,7 @@ import json
 import re
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
+from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
 from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SECTION, SECTION_END, SEP, openers, other_head
 from templatestudio.wire.sections import expect, json_object_at, read_one_call
 
@@ -52,17 +52,17 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def _read_call(region: str, index: int) -> tuple[ParsedToolCall, None, int]:
+def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedToolCall, None, int]:
     name = _NAME.match(region, index)
     if name is None or not region.startswith(SEP, name.end()):
         raise CallSyntaxError(f"expected NAME{SEP} after {CALL}, at offset {index}")
-    arguments, position = json_object_at(region, name.end() + len(SEP), name.group())
+    arguments, position = json_object_at(region, name.end() + len(SEP), name.group(), found)
     position = expect(region, position, CALL_END, "after the arguments")
     return ParsedToolCall(name.group(), arguments), None, position
 
 
-def read_region(region: str, opener: Opener):
-    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call)
+def read_region(region: str, opener: Opener, found: Found | None):
+    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call, found)
 
 
 def write_call(call: ParsedToolCall) -> str:

@@ -20,7 +20,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_at, looks_like_schema, skip_space
@@ -62,10 +62,10 @@ def _call_shaped(item: object) -> bool:
     return not looks_like_schema(item[next(iter(keys))])
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan] | None:
     start = skip_space(region, len(OPEN))
     try:
-        payload, after = decode_at(region, start)
+        payload, after = decode_at(region, start, found)
     except CallSyntaxError:
         if _STRICT_START.match(region, len(OPEN)) or _STRICT_LIST.match(region, len(OPEN)):
             raise  # it began as a call: broken, not prose

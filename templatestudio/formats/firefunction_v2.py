@@ -27,7 +27,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
 )
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
@@ -52,8 +52,8 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
-    payload = decode_whole(region, len(_WORD), len(region))
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
+    payload = decode_whole(region, len(_WORD), len(region), found)
     if not payload:
         raise CallSyntaxError("an empty list of calls")
     return region_spans(calls_from(payload), len(region))

@@ -30,7 +30,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_at, skip_space
@@ -56,7 +56,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     head_end = region.index(">", len(OPEN))  # the opener matched: the tag is whole
     name = region[len(OPEN) : head_end]
     if _BAD_NAME.search(name):
@@ -64,7 +64,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     start = skip_space(region, head_end + 1)
     if region.startswith('"', start):
         raise CallSyntaxError(f"the arguments of {name!r} are a JSON string, not an object")
-    arguments, after = decode_at(region, start)
+    arguments, after = decode_at(region, start, found)
     if not isinstance(arguments, dict):
         raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
     after = skip_space(region, after)

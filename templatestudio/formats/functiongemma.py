@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.keyed_values import KeyedValues, any_key, bad_key, write_value
 from templatestudio.resumable_match import literal
@@ -54,7 +54,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     head = _HEAD.match(region, len(OPEN))
     if head is None or not region.startswith("{", head.end()):
         raise CallSyntaxError(f"expected call:NAME{{ after {OPEN}")

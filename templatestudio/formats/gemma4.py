@@ -20,7 +20,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 # The value grammar is shared with FunctionGemma; MAX_NESTING stays importable from here.
@@ -48,7 +48,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     head = _HEAD.match(region, len(OPEN))
     if head is None or not region.startswith("{", head.end()):
         raise CallSyntaxError("expected call:NAME{ after <|tool_call>")

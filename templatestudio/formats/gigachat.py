@@ -33,7 +33,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import ThenOptionalCloser, ValueExtent, only_closer_after
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
@@ -58,13 +58,13 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     index = skip_space(region, len(opener.literal))
     if opener.literal == MESSAGE_SEP:
         index = skip_space(region, index + len(CALL_TURN))  # the opener matched: the call turn's role is there
     if region.startswith("[", index):
         raise CallSyntaxError(f"a JSON list after {opener.literal}: GigaChat writes one object per call")
-    payload, stop = decode_at(region, index)
+    payload, stop = decode_at(region, index, found)
     if not only_closer_after(region, stop, MESSAGE_SEP):
         raise CallSyntaxError(f"unexpected text after the JSON value at offset {stop}")
     call, _ = call_from(payload)

@@ -20,7 +20,7 @@ import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
@@ -45,8 +45,8 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
-    payload = decode_whole(region, len(MARKER), len(region))
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
+    payload = decode_whole(region, len(MARKER), len(region), found)
     if not isinstance(payload, list):
         raise CallSyntaxError(f"{MARKER} must be followed by a JSON list of calls, not a {type(payload).__name__}")
     if not payload:

@@ -51,7 +51,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole
@@ -122,12 +122,12 @@ def _read_header(region: str) -> tuple[str, int]:
     return recipient[len(FUNCTIONS) :], position + len(MESSAGE)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if not any(opener is call_opener for call_opener in CALL_OPENERS):
         return []  # framing: a header, a message boundary or <|return|>; the text around it is the content
     name, body = _read_header(region)
     end = len(region) - len(CALL_END) if region.endswith(CALL_END) else len(region)  # stop token removed
-    arguments = decode_whole(region, body, end)
+    arguments = decode_whole(region, body, end, found)
     if not isinstance(arguments, dict):
         raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
     return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]

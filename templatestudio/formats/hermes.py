@@ -54,7 +54,7 @@ FORMAT = Format(
     name="hermes",
     description='JSON {"name", "arguments"} inside <tool_call> tags (Qwen2.5, Qwen3, QwQ, Hermes)',
     openers=(OPENER,),
-    read_region=lambda region, opener: read_tagged_json(region, OPEN, CLOSE, close_optional=True),
+    read_region=lambda region, opener, found: read_tagged_json(region, OPEN, CLOSE, close_optional=True, found=found),
     write_call=lambda call: write_tagged_json(call, OPEN, CLOSE),
     closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,

@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import sequence, either, literal
@@ -50,7 +50,7 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     position = skip_space(region, len(OPEN))
     if region.startswith(INTERPRETER, position):
         raise CallSyntaxError(f"a code-interpreter action ({INTERPRETER}) is not a tool call and is not read")
@@ -59,7 +59,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     start = skip_space(region, position + len(PLUGIN))
     if not region.startswith("{", start):
         raise CallSyntaxError(f"no JSON object after {PLUGIN}")
-    payload, after = decode_at(region, start)
+    payload, after = decode_at(region, start, found)
     call, _ = call_from(payload, argument_keys=("arguments", "parameters"))
     after = skip_space(region, after)
     if after == len(region) or (region.startswith(CLOSE, after) and after + len(CLOSE) == len(region)):

@@ -29,7 +29,7 @@ import re
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import skip_space
@@ -59,23 +59,23 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def _read_call(region: str, index: int) -> tuple[ParsedToolCall, str, int]:
+def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedToolCall, str, int]:
     start = skip_space(region, index)
-    found = _ID.match(region, start)
-    if found is None:
+    ident = _ID.match(region, start)
+    if ident is None:
         raise CallSyntaxError(f"no call id after {CALL}, at offset {start}")
-    parts = _PARTS.fullmatch(found.group())
+    parts = _PARTS.fullmatch(ident.group())
     if parts is None:
-        raise CallSyntaxError(f"the call id {found.group()!r} is not functions.NAME:IDX")
+        raise CallSyntaxError(f"the call id {ident.group()!r} is not functions.NAME:IDX")
     name = parts.group(1)
-    position = expect(region, found.end(), ARGUMENTS, f"after the call id {found.group()!r}")
-    arguments, position = json_object_at(region, position, name)
+    position = expect(region, ident.end(), ARGUMENTS, f"after the call id {ident.group()!r}")
+    arguments, position = json_object_at(region, position, name, found)
     position = expect(region, position, CALL_END, "after the arguments")
-    return ParsedToolCall(name, arguments), found.group(), position
+    return ParsedToolCall(name, arguments), ident.group(), position
 
 
-def read_region(region: str, opener: Opener):
-    return read_section(region, SECTION, SECTION_END, CALL, _read_call)
+def read_region(region: str, opener: Opener, found: Found | None):
+    return read_section(region, SECTION, SECTION_END, CALL, _read_call, found=found)
 
 
 def write_call(call: ParsedToolCall) -> str:

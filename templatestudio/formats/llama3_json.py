@@ -23,7 +23,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.bare_json import LLAMA3_OPENING
 from templatestudio.wire.extents import ValueExtent
@@ -56,13 +56,13 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan] | None:
     start = len(TAG) if opener.literal == TAG else 0
     body = skip_space(region, start)
     if opener.literal == TAG and not region.startswith("{", body):
         raise CallSyntaxError("built-in tool calls after <|python_tag|> are not read")
     try:
-        payload = decode_whole(region, body, len(region))
+        payload = decode_whole(region, body, len(region), found)
     except CallSyntaxError:
         if opener.literal == TAG or _STRICT_START.match(region, body):
             raise

@@ -26,7 +26,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import literal
@@ -85,7 +85,7 @@ def _read_invoke(region: str, position: int, end: int) -> tuple[ParsedToolCall, 
     return ParsedToolCall(name, arguments), position + len(END_INVOKE)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
     spans: list[CallSpan] = []
     position = _SPACE.match(region, len(OPEN), end).end()

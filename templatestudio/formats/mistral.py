@@ -21,7 +21,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
@@ -66,10 +66,10 @@ captured from the marker. Give this dict to a tokenizer whose template
 writes it (Mistral Small 3.2)."""
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     body = skip_space(region, len(MARKER))
     if region.startswith("[", body) or region.startswith("{", body):
-        payload = decode_whole(region, body, len(region))
+        payload = decode_whole(region, body, len(region), found)
         items = payload if isinstance(payload, list) else [payload]
         if not items:
             raise CallSyntaxError("an empty list of calls")
@@ -81,7 +81,7 @@ def read_region(region: str, opener: Opener) -> list[CallSpan]:
     named = _NAMED.match(region, len(MARKER))
     if named is None:
         raise CallSyntaxError(f"expected a JSON list or NAME{ARGS} after {MARKER}")
-    arguments = decode_whole(region, named.end(), len(region))
+    arguments = decode_whole(region, named.end(), len(region), found)
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)

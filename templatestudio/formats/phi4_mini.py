@@ -42,7 +42,7 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
+from templatestudio.wire.base import Found, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole
@@ -65,9 +65,9 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan] | None:
     try:
-        payload = decode_whole(region, 0, len(region))
+        payload = decode_whole(region, 0, len(region), found)
     except CallSyntaxError as error:
         if _PYTHON_ARGUMENTS.search(region):
             raise CallSyntaxError(

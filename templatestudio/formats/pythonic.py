@@ -28,10 +28,9 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
-    SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, FoundCalls, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent, ValueExtent
-from templatestudio.wire.jsonbody import decode_at
 from templatestudio.resumable_match import chars, literal, run
 
 WRAPPERS = {"<|tool_call_start|>": "<|tool_call_end|>", "<|python_start|>": "<|python_end|>"}
@@ -160,13 +159,6 @@ def fast_calls(text: str, start: int, length: int | None = None) -> tuple[list[C
     return region_spans(calls, end), close + 1
 
 
-class _Read:
-    """What ListExtent hands the reader (as ``Extent.decoded``): the spans it read while finding the end."""
-
-    def __init__(self, spans: list[CallSpan]) -> None:
-        self.spans = spans
-
-
 # A stream's calls are read in batches of at least this many characters: a
 # look per feed would cost more than the reading itself when chunks are small.
 _READ_EVERY = 4096
@@ -181,7 +173,7 @@ class ListExtent(ValueExtent):
     string) the scan finds the end, and the calls are read in batches up
     to the last ")" that has arrived, so the list's end costs no second
     reading of the list. Either way the calls go to read_region
-    (``Extent.decoded``); once a batch is not all plain calls, the reading
+    (``Extent.found``); once a batch is not all plain calls, the reading
     stops and read_region reads the region itself.
     """
 
@@ -198,7 +190,7 @@ class ListExtent(ValueExtent):
             self._tried = True
             fast = fast_calls(buffer, start)
             if fast is not None:
-                self.decoded = (0, _Read(fast[0]), fast[1] - start)
+                self.found = FoundCalls(fast[0])
                 self.examined += fast[1] - start
                 return fast[1]
             # A failed look is not counted, as ValueExtent's JSON look is not: it
@@ -212,8 +204,7 @@ class ListExtent(ValueExtent):
             self._read_calls(buffer, start, len(buffer) if end is None else end)
             if end is not None and self._calls and buffer[end - 1] == "]" \
                     and not buffer[start + self._cut : end - 1].strip(" \t\r\n"):
-                spans = region_spans(self._calls, end - start)
-                self.decoded = (0, _Read(spans), end - start)
+                self.found = FoundCalls(region_spans(self._calls, end - start))
         return end
 
     def _read_calls(self, buffer: str, start: int, stop: int) -> None:
@@ -236,20 +227,6 @@ class ListExtent(ValueExtent):
 
 
 _scan = ValueExtent.advance
-
-
-def handed_over(region: str) -> list[CallSpan] | None:
-    """The spans ListExtent read for this very region, if it read them.
-
-    The engine passes an extent's ``decoded`` through ``jsonbody.decode_at``;
-    without one, decode_at tries JSON at the "[" of ``[name(``, which fails
-    at the name, one character in.
-    """
-    try:
-        value, _ = decode_at(region, 0)
-    except CallSyntaxError:
-        return None
-    return value.spans if isinstance(value, _Read) else None
 
 
 # --- the parser: every list the format reads --------------------------------------------------
@@ -370,12 +347,10 @@ class _Parser:
         return result, index + 1
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan] | None:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan] | None:
     closer = WRAPPERS.get(opener.literal)
-    if not closer:
-        handed = handed_over(region)
-        if handed is not None:
-            return handed
+    if not closer and type(found) is FoundCalls:
+        return found.spans
     start = _SPACE.match(region, len(opener.literal) if closer else 0).end()
     parser = _Parser(region)
     if not region.startswith("[", start):

@@ -19,7 +19,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import chars, either, literal, run
@@ -77,7 +77,7 @@ def read_function(region: str, start: int, end: int) -> tuple[ParsedToolCall, in
     return ParsedToolCall(head.group(1), arguments), position + len(END_FUNCTION)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if opener.literal == FUNCTION:
         call, after = read_function(region, 0, len(region))
     else:

@@ -31,7 +31,7 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
+from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.extents import only_closer_after
 from templatestudio.wire.sections import CallThenCloser, expect, json_object_at
@@ -70,13 +70,13 @@ def _word(region: str, index: int, what: str, then: str) -> tuple[str, int]:
     return found.group(), found.end() + len(then)
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     position = skip_space(region, len(SECTION) if opener.literal == SECTION else 0)
     if not region.startswith(CALL, position):
         raise CallSyntaxError(f"expected {CALL} at offset {position}")
     call_id, position = _word(region, position + len(CALL), "call id", NAME)
     name, position = _word(region, position, "tool name", ARGS)
-    arguments, position = json_object_at(region, position, name)
+    arguments, position = json_object_at(region, position, name, found)
     position = skip_space(region, expect(region, position, CALL_END, "after the arguments"))
     if not only_closer_after(region, position, SECTION_END):
         raise CallSyntaxError(f"unexpected text after the call at offset {position}")

@@ -28,7 +28,7 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.wire.base import SPACES, Format, NearMiss, Opener, Sample
+from templatestudio.wire.base import Found, SPACES, Format, NearMiss, Opener, Sample
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
@@ -50,8 +50,8 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener) -> list[CallSpan]:
-    payload = decode_whole(region, 0, len(region))
+def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
+    payload = decode_whole(region, 0, len(region), found)
     return region_spans(calls_from(payload, numbered=True), len(region))
 
 

@@ -34,6 +34,25 @@ class CallSyntaxError(ValueError):
     """
 
 
+@dataclass(frozen=True)
+class FoundJSON:
+    """A JSON value an extent decoded: region[start:end] holds it (offsets from the region's start)."""
+
+    start: int
+    value: object
+    end: int
+
+
+@dataclass(frozen=True)
+class FoundCalls:
+    """The calls an extent read while finding its end; they fill the whole region."""
+
+    spans: list[CallSpan]
+
+
+Found = FoundJSON | FoundCalls
+
+
 class Extent:
     """Finds where a call region ends.
 
@@ -50,11 +69,10 @@ class Extent:
     # (a closer that a stop string may have removed): a region its reader
     # then refuses was cut short, and the error says so.
     ended_by_reply: bool = False
-    # (start, value, end), offsets from the region's start, when the extent
-    # read the region's value while finding its end (the JSON value, or the
-    # calls of a pythonic list): the engine hands it to the reader
-    # (``jsonbody.decoded_once``), which then does not read it again.
-    decoded: tuple[int, object, int] | None = None
+    # What the extent already read of its region while finding its end, if
+    # anything: the engine hands it to the format's reader as an argument,
+    # so a megabyte argument is decoded once, not twice.
+    found: Found | None = None
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -148,7 +166,7 @@ class Format:
     name: str
     description: str
     openers: tuple[Opener, ...]
-    read_region: Callable[[str, Opener], list[CallSpan] | None]
+    read_region: Callable[[str, Opener, Found | None], list[CallSpan] | None]
     write_call: Callable[[ParsedToolCall], str]
     closers: tuple[str, ...]
     response_template: dict | None

@@ -20,7 +20,7 @@ import functools
 import json
 import re
 
-from templatestudio.wire.base import Extent
+from templatestudio.wire.base import Extent, FoundJSON
 
 _PY_STRING_BODY = {
     "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
@@ -67,7 +67,7 @@ def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
     question; otherwise the next, larger window is tried. A value that
     closes inside a window ends where it would in the whole buffer: JSON
     values end at a bracket. The extents keep the value they decoded
-    (``Extent.decoded``) so that the reader does not decode it again.
+    (``Extent.found``) so that the reader does not decode it again.
     """
     rest = len(buffer) - index
     size = _FIRST_WINDOW
@@ -167,7 +167,7 @@ class TagExtent(Extent):
                     # A whole JSON value and the closer right after it: the scan
                     # would stop at the same place (a closer can only sit inside a
                     # string of a valid value), so the C decoder's answer is taken.
-                    self.decoded = (at - start, value, stop - start)
+                    self.found = FoundJSON(at - start, value, stop - start)
                     self.examined += after + len(self.close) - start
                     return after + len(self.close)
         position = start + self.position
@@ -308,7 +308,7 @@ class ValueExtent(Extent):
                     and _may_close(buffer, at)):
                 found = json_value_at(buffer, at)
                 if found is not None:  # a whole value: its end is where the bracket count closes
-                    self.decoded = (at - start, found[0], found[1] - start)
+                    self.found = FoundJSON(at - start, found[0], found[1] - start)
                     self.examined += found[1] - start
                     return found[1]
         position = start + self.position
@@ -354,7 +354,7 @@ class ValueExtent(Extent):
                         # decoder's quick path applies here as at the start.
                         whole = json_value_at(buffer, found.start())
                         if whole is not None:
-                            self.decoded = (found.start() - start, whole[0], whole[1] - start)
+                            self.found = FoundJSON(found.start() - start, whole[0], whole[1] - start)
                             self.examined += whole[1] - after
                             position = whole[1]
                             return position
@@ -422,10 +422,10 @@ class ThenOptionalCloser(Extent):
                     end = self._inner.advance(buffer, start, True)
                     self.examined = self._inner.examined
                     self.ended_by_reply = self._inner.ended_by_reply
-                    self.decoded = self._inner.decoded
+                    self.found = self._inner.found
                 return end
             self._after = end - start
-            self.decoded = self._inner.decoded  # offsets from start: the closer after it changes nothing
+            self.found = self._inner.found  # offsets from start: the closer after it changes nothing
         position = _SPACE.match(buffer, start + self._after + self._gap).end()
         self.examined += position - (start + self._after + self._gap)
         self._gap = position - start - self._after

@@ -9,11 +9,10 @@ past Python's digit limit included).
 
 from __future__ import annotations
 
-import contextvars
 import json
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import JSON_SPACE, CallSyntaxError
+from templatestudio.wire.base import JSON_SPACE, CallSyntaxError, Found, FoundJSON
 
 _DECODER = json.JSONDecoder()
 
@@ -26,42 +25,14 @@ def skip_space(text: str, index: int) -> int:
     return index
 
 
-# The value an extent already decoded for the region being read: (the region
-# string itself, start, value, end). Set by the engine around one read_region call
-# (``decoded_once``), so a megabyte argument is decoded once, not twice.
-_ALREADY_DECODED: contextvars.ContextVar[tuple[str, int, object, int] | None] = contextvars.ContextVar(
-    "templatestudio_already_decoded", default=None
-)
+def decode_at(text: str, index: int, found: Found | None = None) -> tuple[object, int]:
+    """The JSON value starting exactly at index and the offset just past it.
 
-
-class decoded_once:  # noqa: N801 - used as a function: ``with decoded_once(region, decoded):``
-    """While reading region, decode_at returns decoded's value at its start instead of decoding.
-
-    A small class rather than a generator-based context manager: the engine
-    enters one per call region, and a generator frame costs more than the
-    read of a small call's region.
+    found is what the region's extent already read, when text is that region:
+    a value it decoded at index is returned as it is, not decoded again.
     """
-
-    __slots__ = ("_known", "_token")
-
-    def __init__(self, region: str, decoded: tuple[int, object, int] | None) -> None:
-        self._known = None if decoded is None else (region, *decoded)
-
-    def __enter__(self) -> None:
-        if self._known is not None:
-            self._token = _ALREADY_DECODED.set(self._known)
-
-    def __exit__(self, *_exc: object) -> None:
-        if self._known is not None:
-            _ALREADY_DECODED.reset(self._token)
-
-
-def decode_at(text: str, index: int) -> tuple[object, int]:
-    """The JSON value starting exactly at index and the offset just past it."""
-    known = _ALREADY_DECODED.get()
-    if known is not None and known[0] is text and known[1] == index:  # the very region, not an equal text
-        _ALREADY_DECODED.set(None)  # once: a reader that decodes again gets a fresh value
-        return known[2], known[3]
+    if type(found) is FoundJSON and found.start == index:
+        return found.value, found.end
     try:
         return _DECODER.raw_decode(text, index)
     except json.JSONDecodeError as error:
@@ -72,9 +43,9 @@ def decode_at(text: str, index: int) -> tuple[object, int]:
         raise CallSyntaxError(f"JSON value cannot be read: {error}") from None
 
 
-def decode_whole(text: str, start: int, end: int) -> object:
-    """The one JSON value that fills text[start:end], whitespace around it allowed."""
-    value, stop = decode_at(text, skip_space(text, start))
+def decode_whole(text: str, start: int, end: int, found: Found | None = None) -> object:
+    """The one JSON value that fills text[start:end], whitespace around it allowed (found: see decode_at)."""
+    value, stop = decode_at(text, skip_space(text, start), found)
     if skip_space(text, stop) != end:
         raise CallSyntaxError(f"unexpected text after the JSON value at offset {stop}")
     return value

@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import CallSyntaxError
+from templatestudio.wire.base import CallSyntaxError, Found
 from templatestudio.wire.extents import TagExtent, ThenOptionalCloser, only_closer_after
 from templatestudio.wire.jsonbody import decode_at, skip_space
 
-CallReader = Callable[[str, int], tuple[ParsedToolCall, str | None, int]]
+CallReader = Callable[[str, int, Found | None], tuple[ParsedToolCall, str | None, int]]
 
 
 def read_section(
@@ -36,10 +36,11 @@ def read_section(
     read_call: CallReader,
     *,
     close_optional: bool = False,
+    found: Found | None = None,
 ) -> list[CallSpan]:
     """The calls in region, which starts with open_literal.
 
-    read_call(region, index) reads one call from index (just past
+    read_call(region, index, found) reads one call from index (just past
     call_open) and returns (call, id or None, offset past the call's own
     closer). close_optional accepts a section whose closer is missing when
     the region (the rest of the reply) ends right after a whole call.
@@ -47,7 +48,7 @@ def read_section(
     position = skip_space(region, len(open_literal))
     spans = []
     while region.startswith(call_open, position):
-        call, call_id, position = read_call(region, position + len(call_open))
+        call, call_id, position = read_call(region, position + len(call_open), found)
         spans.append(CallSpan(call, 0, len(region), call_id))
         position = skip_space(region, position)
     if region.startswith(close_literal, position) and position + len(close_literal) == len(region):
@@ -60,7 +61,8 @@ def read_section(
 
 
 def read_one_call(
-    region: str, opener_literal: str, section_open: str, section_close: str, call_open: str, read_call: CallReader
+    region: str, opener_literal: str, section_open: str, section_close: str, call_open: str, read_call: CallReader,
+    found: Found | None = None,
 ) -> list[CallSpan]:
     """The one call in a region that ``CallThenCloser`` ended.
 
@@ -73,18 +75,18 @@ def read_one_call(
         position = skip_space(region, len(section_open))
     if not region.startswith(call_open, position):
         raise CallSyntaxError(f"expected {call_open} at offset {position}")
-    call, call_id, position = read_call(region, position + len(call_open))
+    call, call_id, position = read_call(region, position + len(call_open), found)
     if not only_closer_after(region, position, section_close):
         raise CallSyntaxError(f"unexpected text after the call at offset {skip_space(region, position)}")
     return [CallSpan(call, 0, len(region), call_id)]
 
 
-def json_object_at(region: str, index: int, name: str) -> tuple[dict, int]:
-    """The JSON object starting at index (after whitespace) and the offset just past it."""
+def json_object_at(region: str, index: int, name: str, found: Found | None = None) -> tuple[dict, int]:
+    """The JSON object starting at index (after whitespace) and the offset just past it (found: see decode_at)."""
     start = skip_space(region, index)
     if not region.startswith("{", start):
         raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object, at offset {start}")
-    arguments, after = decode_at(region, start)
+    arguments, after = decode_at(region, start, found)
     return arguments, after
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import CallSyntaxError
+from templatestudio.wire.base import CallSyntaxError, Found
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 
 
@@ -22,9 +22,11 @@ def read_tagged_json(
     close_optional: bool = False,
     string_arguments: bool = True,
     argument_keys: tuple[str, ...] = ("arguments",),
+    found: Found | None = None,
 ) -> list[CallSpan]:
     """The one call in region, which starts with open_literal.
 
+    found: what the region's extent already read (see ``jsonbody.decode_at``).
     close_optional accepts a region that ends, after the JSON value and
     whitespace, without its closer (the reply ended there).
     """
@@ -33,7 +35,7 @@ def read_tagged_json(
         if region.startswith("[", start):
             raise CallSyntaxError(f"a JSON list inside {open_literal} is not this format's call")
         raise CallSyntaxError(f"no JSON object after {open_literal}")
-    payload, after = decode_at(region, start)
+    payload, after = decode_at(region, start, found)
     call, _ = call_from(payload, argument_keys=argument_keys, string_arguments=string_arguments)
     after = skip_space(region, after)
     if region.startswith(close_literal, after) and after + len(close_literal) == len(region):
