@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test test-package setup tokenizers lab clean vllm vllm-test bench
+.PHONY: table test test-package setup tokenizers lab clean vllm vllm-test bench bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -45,11 +45,29 @@ table: tokenizers
 	$(BIN)/python -m templatestudio table
 
 # Every test: the package, the corpus, the notebooks and the browser in .venv,
-# then the vLLM plugin against real servers in .venv-vllm.
+# then the vLLM plugin against real servers in .venv-vllm. No test here reads
+# a clock: linearity is counted work; wall time is bench-smoke's.
 test: test-package vllm-test
 
 test-package: tokenizers
 	$(BIN)/python -m pytest -rs --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
+
+# What reads a clock, as a step of its own (CI runs it after make test):
+# the benchmark's ratio goals at smoke size, the wall-time growth of the
+# linear-work cases, marker floods and megabyte inputs under a time bound
+# (tests/wallclock). Another process on the machine stretches the clock, not
+# the work, so a failed run is run again, up to BENCH_SMOKE_ATTEMPTS times,
+# before the step fails.
+BENCH_SMOKE_ATTEMPTS ?= 3
+bench-smoke: tokenizers
+	@attempt=1; \
+	until TEMPLATESTUDIO_WALLCLOCK=1 $(BIN)/python -m pytest -q tests/wallclock; do \
+		if [ $$attempt -ge $(BENCH_SMOKE_ATTEMPTS) ]; then \
+			echo "bench-smoke: all $$attempt attempts failed"; exit 1; \
+		fi; \
+		attempt=$$((attempt + 1)); \
+		echo "bench-smoke: a wall-clock check failed; attempt $$attempt of $(BENCH_SMOKE_ATTEMPTS)"; \
+	done
 
 # Every table of issue 16 with its peers measured in the same run (vLLM's when
 # $(VLLM_VENV) exists), the round trip's counts, and bench/RESULTS.md rewritten.

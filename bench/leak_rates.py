@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from templatestudio.calls import UnparsedToolCall  # noqa: E402
-from templatestudio.engine import ToolCallEvent, read_events  # noqa: E402
+from templatestudio.engine import read_events  # noqa: E402
+from templatestudio.events import ToolCallEvent  # noqa: E402
 from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.leaks import find_call_markers  # noqa: E402
 from templatestudio.tools import looks_like_tool_call  # noqa: E402

@@ -2,7 +2,7 @@
 
 ``run_all(sizes, vllm_python)`` returns ``Results``: the rows of each table
 (bench/run.py prints them) and the goals (``Goal``) judged on them, which
-tests/test_bench_smoke.py also checks at ``SMOKE`` sizes. The peers are in
+tests/wallclock/test_bench_smoke.py also checks at ``SMOKE`` sizes. The peers are in
 bench/peers.py. Every reader's calls are compared with the calls written,
 and a peer that reads them otherwise is marked wrong. Times are the best of
 several runs with the garbage collector off (bench/timing.py); a ratio's two

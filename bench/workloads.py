@@ -24,7 +24,8 @@ from dataclasses import dataclass
 from transformers.utils.chat_parsing.response_parser import parse_response
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.engine import ToolCallEvent, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS, Format
 
 PROSE = (

@@ -5,6 +5,77 @@ The course in ``notebooks/`` builds this package one step at a time:
 - ``messages``  the input contract every render checks first;
 - ``render``    apply_chat_template with tools, plus the comparison helpers;
 - ``tools``     tool schemas, call/result builders, probes and the way out.
+
+What a program needs is importable from here, each idea under one name:
+
+- reading a reply: ``read_tool_calls`` (the production reader) and its
+  ``Reply``; ``split_reasoning`` for the reasoning block alone;
+- streaming: ``ToolCallStream``, and ``read_events`` for the events of a
+  whole reply (what every stream of it must give, merged by
+  ``merge_deltas``); the events ``TextDelta``, ``ReasoningDelta``,
+  ``ToolCallEvent`` (``Event`` is any of them) and the ``ParsedToolCall``
+  a call event carries;
+- choosing a format: ``detect_format``, ``resolve_format``,
+  ``probe_template`` with its ``TemplateProbe`` and ``CallShape``;
+  ``get_format``, ``FORMATS``, ``Format``;
+- running a call: ``dispatch``, its ``ToolOutcome`` and the ``Tool`` type;
+  ``run_tool_loop`` and ``ToolLoopLimit`` for a whole loop;
+- the errors: ``UnparsedToolCall`` (a reply holds a call the reader cannot
+  read), ``NoToolCallFormat`` and its ``AmbiguousFormat``,
+  ``UnknownFormat``, ``TemplateProbeError``, ``InvalidConversation``.
+
+Importing the package loads transformers (``dispatch`` types arguments with
+the course's ``tool_schema``, which uses transformers' schema reader) but
+not torch. ``templatestudio.dispatch`` here is the function, not the module
+of that name: import from ``templatestudio.dispatch`` with ``from ...
+import`` to reach the module's other names.
 """
 
+from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
+from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
+from templatestudio.dispatch import Tool, ToolOutcome, dispatch
+from templatestudio.engine import read_events
+from templatestudio.events import Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
+from templatestudio.formats import FORMATS, Format, UnknownFormat, get_format
+from templatestudio.loop import ToolLoopLimit, run_tool_loop
+from templatestudio.messages import InvalidConversation
+from templatestudio.probe import TemplateProbe, TemplateProbeError, probe_template
+from templatestudio.probe_call import CallShape
+from templatestudio.reader import Reply, read_tool_calls, split_reasoning
+from templatestudio.stream import ToolCallStream
+
 __version__ = "0.1.0"
+
+__all__ = [
+    "FORMATS",
+    "AmbiguousFormat",
+    "CallShape",
+    "Event",
+    "Format",
+    "InvalidConversation",
+    "NoToolCallFormat",
+    "ParsedToolCall",
+    "ReasoningDelta",
+    "Reply",
+    "TemplateProbe",
+    "TemplateProbeError",
+    "TextDelta",
+    "Tool",
+    "ToolCallEvent",
+    "ToolCallStream",
+    "ToolLoopLimit",
+    "ToolOutcome",
+    "UnknownFormat",
+    "UnparsedToolCall",
+    "__version__",
+    "detect_format",
+    "dispatch",
+    "get_format",
+    "merge_deltas",
+    "probe_template",
+    "read_events",
+    "read_tool_calls",
+    "resolve_format",
+    "run_tool_loop",
+    "split_reasoning",
+]

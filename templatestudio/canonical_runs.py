@@ -4,62 +4,50 @@ A model that makes many small calls writes them the way its template (and
 our ``write_call``) does: the same markers, the same spacing, the name,
 the arguments as ``json.dumps`` writes them. The general machine reads each
 such call through its opener, extent and reader: about a hundred Python
-steps a call. A *run shape* is derived from ``write_call`` itself (a call
-with a sentinel name and arguments, cut where they stand) and matches one
-whole call plus the whitespace after it with one compiled pattern; the
-arguments are decoded by ``json``'s C decoder, which must end exactly
-where the pattern says they end (a JSON object ends at its own closing
-brace, so that is where the general reader's decode ends too).
+steps a call. A *run shape* (derived from ``write_call`` itself by
+``templatestudio.run_shapes``) matches one whole call plus the whitespace
+after it with one compiled pattern; the arguments are decoded by
+``json``'s C decoder, which must end exactly where the pattern says they
+end (a JSON object ends at its own closing brace, so that is where the
+general reader's decode ends too).
 
 Calls whose arguments hold no brace inside are listed by one ``findall``
 of a pattern whose last alternative takes the rest of the text in one step
 (so the list ends at the first place no such call starts), and their
 arguments are decoded by one ``json.loads`` of the joined list. A stream
 meets calls one region at a time: ``read_one`` reads a region that is
-exactly one written call the same way.
+exactly one written call the same way. ``RunTries`` is one machine's use
+of a shape, with the bookkeeping that keeps failed tries linear.
 
-Nothing here decides what a call is. The engine derives a shape per
-format, checks on probe replies that the general machine reads them into
-exactly the events the shape predicts (``probe_replies``), and only then
-uses it; anything the pattern does not match, or whose arguments do not
-decode, or hold one of the format's own markers, is left to the general
-machine, and a run always leaves its last call to it too, so what follows
-a run (the end of the reply, a cut, prose) is judged by the general rules.
+Nothing here decides what a call is, and nothing is checked at run time:
+that the general machine reads runs exactly as a shape predicts is checked
+at build time, for every registered format, by
+``tests/test_canonical_runs.py``. Anything the pattern does not match, or
+whose arguments do not decode, or hold one of the format's own markers, is
+left to the general machine, and a run always leaves its last call to it
+too, so what follows a run (the end of the reply, a cut, prose) is judged
+by the general rules.
 
 Not handled (left to the general machine): names outside
 ``[A-Za-z_][A-Za-z0-9_]*``, arguments longer than ``ARGUMENTS_LIMIT``
-characters or with a raw newline, formats whose writer does not write
-``json.dumps`` of the arguments, writers that number or id their calls in
-a way that depends on more than the name.
+characters or with a raw newline.
 """
 
 from __future__ import annotations
 
-import functools
 import json
 import operator
 import re
 from dataclasses import dataclass
+from itertools import repeat
 
-from templatestudio.calls import ParsedToolCall, filler
-from templatestudio.wire.base import Format
+from templatestudio.calls import ParsedToolCall
+from templatestudio.events import Event, TextDelta, ToolCallEvent, call_events
 
-SENTINEL_NAME = "zqNAMEqz"
-SENTINEL_ARGUMENTS = {"zqKEYqz": "zqVALUEqz"}
 NAME = r"[A-Za-z_][A-Za-z0-9_]{0,63}"
 ARGUMENTS_LIMIT = 2048
 SEPARATOR_LIMIT = 64
-# Between two calls of a run: whitespace, and the "; " Llama 3.1's template
-# puts between calls it writes on one line. Only those that no literal of any
-# format starts with, and that the probes show the general machine keeps as text.
-SEPARATOR_CHOICES = " \t\r\n;"
 _DECODER = json.JSONDecoder()
-_JSON_PUNCTUATION = "{}[],: \t\r\n"
-# Arguments with no brace inside them (flat objects, strings without braces):
-# one class run, the fastest thing the regex engine does. Whether they are
-# valid JSON, and one value each, is for the decoder to say (_decoded).
-# At most ARGUMENTS_LIMIT characters, so one failed try reads a bounded stretch.
-_FLAT_OBJECT = r"\{[^{}\n]{0,%d}+\}" % (ARGUMENTS_LIMIT - 2)
 _NAME, _ARGUMENTS, _SEPARATOR = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 
 
@@ -84,14 +72,15 @@ class RunShape:
     fixed_length: int  # the length of a call's text but its name and arguments
     name_count: int  # how often a call's text holds its name
     id_parts: tuple[str, str] | tuple[str] | None
+    separators: str  # the characters that may stand between two calls of a run
     forbidden: tuple[str, ...]  # the format's closing markers that a call left to a run may not hold
     reach: int
 
-    def read(self, text: str, start: int, event, delta, batch: bool = True) -> tuple[list, int, int, int, int]:
+    def read(self, text: str, start: int, batch: bool = True) -> tuple[list, int, int, int, int]:
         """(events, end, failed_at, calls, scanned) of the run of calls from start.
 
-        Every call whose next call follows it at once becomes event(call,
-        id), its separator delta(text); end is where the last call (left
+        Every call whose next call follows it at once becomes a
+        ``ToolCallEvent``, its separator a ``TextDelta``; end is where the last call (left
         to the general machine) starts; failed_at is where matching stopped;
         calls counts the calls read. With batch, the calls whose arguments
         hold no brace inside are matched first, all at once (_read_batch);
@@ -100,24 +89,26 @@ class RunShape:
         each character with the batch pattern once at most, even when a
         decode stopped a batch short of the calls it matched.
         """
-        events, start, calls, scanned = self._read_batch(text, start, event, delta) if batch else ([], start, 0, start)
-        more, end, failed, more_calls = self._read_each(text, start, event, delta)
+        events, start, calls, scanned = self._read_batch(text, start) if batch else ([], start, 0, start)
+        more, end, failed, more_calls = self._read_each(text, start)
         events += more
         return events, end, failed, calls + more_calls, scanned
 
-    def read_one(self, region: str, event):
-        """event(call, id) for a region that is exactly one call as written, or None.
+    def read_one(self, region: str):
+        """The ``ToolCallEvent`` of a region that is exactly one call as written, or None.
 
         A stream ends a call's region where its extent finds the end; when
         that region is the writer's shape with arguments that hold no brace
         inside, the call is the one a run would read from it, decoded by one
-        ``raw_decode`` (the check on probe replies covers both: see the
-        module docstring). Anything else returns None and the format reads
+        ``raw_decode`` (the tests' check on probe replies covers both: see
+        the module docstring). Anything else returns None and the format reads
         the region.
         """
         match = self.batch.match(region)
         name = match.group("name")
-        if name is None or match.end() != len(region):
+        # Nothing may follow the call, not even a separator: the reader would
+        # keep it as text, which this event leaves out.
+        if name is None or match.end() != len(region) or match.group("separator"):
             return None
         arguments = match.group("arguments")
         if _first_marker(self.forbidden, arguments, 0, len(arguments)) != -1:
@@ -128,15 +119,36 @@ class RunShape:
             return None
         if type(value) is not dict or stop != len(arguments):
             return None
-        return event(ParsedToolCall(name, value), call_id(self.id_parts, name))
+        return ToolCallEvent(ParsedToolCall(name, value), call_id(self.id_parts, name))
 
-    def _ident(self):
+    def _events(self, names: list[str], arguments: list[dict], separators: list[str]) -> list[Event]:
+        """The events of calls read: each call, then its separator as a ``TextDelta`` (none where empty)."""
         id_parts = self.id_parts
-        fixed_id = id_parts[0] if id_parts is not None and len(id_parts) == 1 else None
-        named_id = id_parts if id_parts is not None and len(id_parts) == 2 else None
-        return fixed_id, named_id
+        if id_parts is None or len(id_parts) == 1:
+            ids = repeat(None if id_parts is None else id_parts[0])
+        else:
+            ids = [id_parts[0] + name + id_parts[1] for name in names]
+        made = call_events(map(ParsedToolCall, names, arguments), ids)
+        first = separators[0] if separators else ""
+        if separators.count(first) == len(separators):  # one separator throughout: a run's usual case
+            if not first:
+                return made
+            events: list[Event] = [None] * (2 * len(made))
+            events[::2] = made
+            events[1::2] = [TextDelta(first)] * len(made)  # one frozen delta, shared
+            return events
+        events = []
+        deltas: dict[str, TextDelta] = {}  # one frozen delta per separator text
+        for event, separator in zip(made, separators):
+            events.append(event)
+            if separator:
+                shown = deltas.get(separator)
+                if shown is None:
+                    shown = deltas[separator] = TextDelta(separator)
+                events.append(shown)
+        return events
 
-    def _read_batch(self, text: str, start: int, event, delta) -> tuple[list, int, int, int]:
+    def _read_batch(self, text: str, start: int) -> tuple[list, int, int, int]:
         """(events, end, calls, scanned) of the calls from start whose arguments hold no brace inside.
 
         One ``findall`` of the batch pattern lists the calls that follow
@@ -160,25 +172,7 @@ class RunShape:
         if not values:
             return [], start, 0, scanned
         del found[len(values) :]  # the calls from the first one that failed are read one by one
-        events: list = []
-        append = events.append
-        fixed_id, named_id = self._ident()
-        new = _new_event(event)
-        deltas: dict[str, object] = {}
-        seen, shown = None, None  # the last separator and its delta (they are mostly all the same)
-        for (name, _, separator), arguments in zip(found, values):
-            made = new(event)  # the instance dict filled as the dataclass's __init__ fills it
-            fields = made.__dict__
-            fields["call"] = ParsedToolCall(name, arguments)
-            fields["id"] = fixed_id if named_id is None else named_id[0] + name + named_id[1]
-            append(made)
-            if separator:
-                if separator != seen:
-                    shown = deltas.get(separator)
-                    if shown is None:
-                        shown = deltas[separator] = delta(separator)
-                    seen = separator
-                append(shown)
+        events = self._events(list(map(_NAME, found)), values, list(map(_SEPARATOR, found)))
         return events, start + self._length(found), len(found), scanned
 
     def _length(self, found: list[tuple[str, str, str]]) -> int:
@@ -217,20 +211,17 @@ class RunShape:
         except (ValueError, RecursionError):
             return []
 
-    def _read_each(self, text: str, start: int, event, delta) -> tuple[list, int, int, int]:
+    def _read_each(self, text: str, start: int) -> tuple[list, int, int, int]:
         """As read, one call at a time: each call's arguments decoded on their own (nested ones too)."""
         head, tail = self.head.match, self.tail.match
         current = head(text, start)
         if current is None:
             return [], start, start, 0
-        events: list = []
-        append = events.append
+        names: list[str] = []
+        values: list[dict] = []
+        separators: list[str] = []
         raw_decode = _DECODER.raw_decode
         forbidden = self.forbidden
-        fixed_id, named_id = self._ident()
-        new = _new_event(event)
-        deltas: dict[str, object] = {}  # one frozen delta per separator text
-        calls = 0
         while True:
             begin = current.end()
             try:
@@ -252,21 +243,11 @@ class RunShape:
             if following is None:
                 failed = after.end()
                 break
-            name = current.group("name")
-            made = new(event)  # the instance dict filled as the dataclass's __init__ fills it
-            fields = made.__dict__
-            fields["call"] = ParsedToolCall(name, arguments)
-            fields["id"] = fixed_id if named_id is None else named_id[0] + name + named_id[1]
-            append(made)
-            separator = after.group("separator")
-            if separator:
-                shown = deltas.get(separator)
-                if shown is None:
-                    shown = deltas[separator] = delta(separator)
-                append(shown)
+            names.append(current.group("name"))
+            values.append(arguments)
+            separators.append(after.group("separator"))
             current = following
-            calls += 1
-        return events, current.start(), failed, calls
+        return self._events(names, values, separators) if names else [], current.start(), failed, len(names)
 
 
 def _first_marker(markers: tuple[str, ...], text: str, start: int, stop: int) -> int:
@@ -290,12 +271,6 @@ def _one_value_each(pieces: list[str]) -> list:
     return values if len(values) == len(pieces) else []
 
 
-@functools.cache
-def _new_event(event: type):
-    """How to make an event (fields call, id) without its __init__ (see ``calls.filler``)."""
-    return filler(event, ("call", "id"))
-
-
 def _piece_at(pieces: list[str], offset: int) -> int:
     """The index of the piece that holds offset of ",".join(pieces) (its comma included)."""
     start = 0
@@ -306,44 +281,6 @@ def _piece_at(pieces: list[str], offset: int) -> int:
     return len(pieces)
 
 
-def written(fmt: Format, name: str = SENTINEL_NAME, arguments: dict | None = None) -> str:
-    return fmt.write_call(ParsedToolCall(name, dict(SENTINEL_ARGUMENTS if arguments is None else arguments)))
-
-
-def derive(fmt: Format, separators: str, id_parts: tuple[str, str] | tuple[str] | None) -> RunShape | None:
-    """The run shape of fmt's writer with these separator characters, or None when it has none.
-
-    None when the writer is not deterministic, does not write the
-    arguments as ``json.dumps`` does, or writes the name after them.
-    """
-    text = written(fmt)
-    if written(fmt) != text:
-        return None
-    arguments = json.dumps(SENTINEL_ARGUMENTS, ensure_ascii=False)
-    if text.count(arguments) != 1:
-        return None
-    before, after = text.split(arguments)
-    if SENTINEL_NAME not in before or SENTINEL_NAME in after:
-        return None
-    pieces = before.split(SENTINEL_NAME)
-    head = re.escape(pieces[0]) + f"(?P<name>{NAME})" + "(?P=name)".join(map(re.escape, pieces[1:]))
-    space = f"[{re.escape(separators)}]{{0,{SEPARATOR_LIMIT}}}" if separators else ""
-    # A closing tag inside the arguments may end the general reader's region
-    # early (some extents look for it as text): such calls are left to it.
-    # Closers that are JSON punctuation ("}", "]") are where the JSON ends.
-    markers = sorted({closer for closer in fmt.closers if closer.strip(_JSON_PUNCTUATION)}, key=len, reverse=True)
-    return RunShape(
-        head=re.compile(head + r"(?=\{)"),
-        tail=re.compile(re.escape(after) + f"(?P<separator>{space})"),
-        batch=re.compile(f"{head}(?P<arguments>{_FLAT_OBJECT}){re.escape(after)}(?P<separator>{space})|(?s:.+)"),
-        fixed_length=len(text) - len(arguments) - len(SENTINEL_NAME) * (len(pieces) - 1),
-        name_count=len(pieces) - 1,
-        id_parts=id_parts,
-        forbidden=tuple(markers),
-        reach=len(text) + ARGUMENTS_LIMIT + SEPARATOR_LIMIT + 64 * (len(pieces) - 1),
-    )
-
-
 def call_id(id_parts: tuple[str, str] | tuple[str] | None, name: str) -> str | None:
     """The id a run gives a call to name (see ``RunShape.id_parts``)."""
     if id_parts is None or len(id_parts) == 1:
@@ -351,24 +288,48 @@ def call_id(id_parts: tuple[str, str] | tuple[str] | None, name: str) -> str | N
     return id_parts[0] + name + id_parts[1]
 
 
-# The probes: names and arguments of the shapes a run reads, separators between them.
-PROBE_NAMES = ("f", "get_exchange_rate", "A9_b")
-PROBE_ARGUMENTS = (
-    {"a": "b"},
-    {},
-    {"n": -1, "x": [1.5, True, None, {"k": "v"}], "e": 2e300},
-    {"s": "é \" \\ }{ ][ \u2028 ,", "t": {"u": {}}},
-)
+class RunTries:
+    """One machine's use of a run shape: where runs may be tried, and what trying them cost.
+
+    A failed try blocks further tries for as far as one try can read
+    (``RunShape.reach``), and what the batch pattern read is never read with
+    it again, so a flood of openings a run cannot take is read a bounded
+    number of times: linear work. tried, calls and scanned count the tries,
+    the calls runs settled and the characters the batch pattern read.
+    """
+
+    def __init__(self, shape: RunShape) -> None:
+        self.shape = shape
+        self.blocked_until = 0  # no run is tried before this reply offset (after a failed try)
+        self.batch_from = 0  # no batch is matched before this reply offset
+        self.tried = 0
+        self.calls = 0
+        self.scanned = 0
+
+    def read_at(self, buffer: str, start: int, base: int) -> tuple[list[Event], int] | None:
+        """(events, end) of the run at buffer[start] (base: the reply offset of buffer[0]), or None.
+
+        None when no run may be tried there or none was read; else the
+        events of every call but the run's last, which starts at end.
+        """
+        if base + start < self.blocked_until:
+            return None
+        shape = self.shape
+        self.tried += 1
+        events, end, failed_at, calls, scanned = shape.read(buffer, start, batch=base + start >= self.batch_from)
+        # What the batch pattern read is not read with it again (a decode may
+        # have stopped the batch before calls it matched; those are read one
+        # by one), so each character meets it once.
+        self.batch_from = max(self.batch_from, base + scanned)
+        self.scanned += scanned - start
+        if not events:
+            # Not tried again for as far as a failed try can read. (A run that
+            # read calls stopped at its last one, which the machine reads
+            # next: nothing is tried twice.)
+            self.blocked_until = base + max(failed_at, start) + shape.reach
+            return None
+        self.calls += calls
+        return events, end
 
 
-def probe_replies(separator: str) -> list[tuple[list[tuple[str, dict]], str]]:
-    """(calls, separator) of the replies that check a shape: three calls each, every probe used."""
-    replies = []
-    for shift in range(len(PROBE_ARGUMENTS)):
-        calls = [(PROBE_NAMES[(shift + index) % len(PROBE_NAMES)],
-                  PROBE_ARGUMENTS[(shift + index) % len(PROBE_ARGUMENTS)]) for index in range(3)]
-        replies.append((calls, separator))
-    return replies
-
-
-__all__ = ["ARGUMENTS_LIMIT", "NAME", "RunShape", "call_id", "derive", "probe_replies", "written"]
+__all__ = ["ARGUMENTS_LIMIT", "NAME", "RunShape", "RunTries", "call_id"]

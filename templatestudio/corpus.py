@@ -1,6 +1,6 @@
 """The fixture corpus of published chat templates, read in place.
 
-The corpus (about seventy templates with provenance and rendered labels) is
+The corpus (87 templates in ../shared/corpus today with provenance and rendered labels) is
 not ours to redistribute, so the project never holds a copy: it lives in
 a folder beside the repository, ``../shared/corpus`` by default, or wherever
 the ``TEMPLATESTUDIO_CORPUS`` environment variable points. Code that needs

@@ -3,8 +3,11 @@
 ``detect_format`` probes a template (``templatestudio.probe``) and returns
 the registered format that alone reads the probe call back.
 ``resolve_format`` turns whatever a caller holds (a ``Format``, a format
-name, a tokenizer, a ``ChatTemplate``) into a ``Format``, by that one rule,
-for the reader, the stream, the loop and the vLLM plugin alike.
+name, a tokenizer, a ``ChatTemplate``) into a ``Format``, by that one rule.
+The reader (``read_tool_calls``, ``split_reasoning``) calls it for every
+caller that reads replies, and the vLLM plugin through ``detect_format``
+once per server; the stream and the engine below take the ``Format`` it
+gives and resolve nothing.
 
 Templates from strangers are probed in a sandboxed child process with a
 deadline and a memory cap by default (``templatestudio.sandbox``); pass

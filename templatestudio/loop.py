@@ -57,7 +57,7 @@ from templatestudio.parallel import (
 from templatestudio.render import render, safe_render
 from templatestudio.calls import ParsedToolCall
 from templatestudio.formats import Format
-from templatestudio.reader import read_tool_calls, split_reasoning
+from templatestudio.reader import read_tool_calls
 from templatestudio.tools import tool_schema
 
 # Tokens that close an assistant turn in the families this course meets. Only
@@ -140,18 +140,6 @@ def generate_reply(
     )
     new_ids = output[0][input_ids.shape[1] :].tolist()
     return decode_reply(tokenizer, new_ids, stop_ids)
-
-
-def split_thinking(text: str, source: object = "hermes") -> tuple[str, str]:
-    """(reasoning, reply) for a reply that may open with a reasoning block, both stripped.
-
-    Split by ``templatestudio.reader.split_reasoning``, the one rule the
-    reader and the stream share: only a block at the start counts, so a
-    ``</think>`` inside a later call's argument never cuts the reply. A
-    block that never closes is all reasoning and the reply is "".
-    """
-    reasoning, reply = split_reasoning(text, source)
-    return reasoning.strip(), reply.strip()
 
 
 @dataclass

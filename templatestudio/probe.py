@@ -2,17 +2,19 @@
 
 The probe renders a conversation through the template twice, once ending
 at the generation prompt and once with an assistant turn that calls a
-probe tool (a distinctive name; a string with spaces, an int, a float, a
-bool, a null, a list and a nested object as arguments). What the second
-render adds after the first, cut at the end of the turn, is the text the
-template's model is trained to write for that call. The format whose reader
-reads that text back as the probe call, alone among the registered formats,
-is the template's format. Nothing is guessed from the template's wording.
+probe tool (``templatestudio.probe_call``: a distinctive name, an argument
+of every JSON type). What the second render adds after the first, cut at
+the end of the turn, is the text the template's model is trained to write
+for that call; this module does the rendering and the cutting. The format
+whose reader reads that text back as the probe call, alone among the
+registered formats (``templatestudio.probe_read_back``), is the template's
+format. Nothing is guessed from the template's wording.
 
 A value may come back as text rather than typed (Qwen3-Coder's XML writes
 every value as text) and still count as read back when the text is the
 value's JSON or Python spelling. ``TemplateProbe.text_values`` lists those
-keys.
+keys; ``TemplateProbe.shape`` is the ``CallShape`` of the message that
+rendered.
 
 A template that lists no tools (DeepSeek V3 and V3.1 expect them in a
 system message of your own) still gets the format its call turn is written
@@ -31,13 +33,20 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import json
-import re
 from dataclasses import dataclass
 
-from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import TextDelta, ToolCallEvent, read_events
+from templatestudio.engine import read_events
 from templatestudio.formats import FORMATS, Format
+from templatestudio.probe_call import (
+    CALL_SHAPES,
+    PROBE_ARGUMENTS,  # noqa: F401 - see the note above __all__
+    PROBE_NAME,
+    PROBE_QUESTION,
+    PROBE_TOOL,
+    CallShape,
+    template_variables,
+)
+from templatestudio.probe_read_back import readers_of
 from templatestudio.sandbox import (
     DEFAULT_MEMORY_LIMIT,
     TemplateResourceError,
@@ -47,101 +56,18 @@ from templatestudio.sandbox import (
 from templatestudio.template_errors import advice_for
 from templatestudio.templates import ChatTemplate
 
+# The probe call (PROBE_*, CALL_SHAPES) lives in probe_call; PROBE_ARGUMENTS is
+# imported only because notebook 14 imports the whole probe call from here.
 __all__ = [
-    "PROBE_ARGUMENTS",
-    "PROBE_NAME",
-    "PROBE_QUESTION",
-    "PROBE_TOOL",
     "TemplateProbe",
     "TemplateProbeError",
+    "as_template",
     "probe_template",
-    "same_json_value",
-    "template_variables",
     "turn_before_conversation_tail",
 ]
 
-PROBE_NAME = "studio_probe_lookup"
-PROBE_ARGUMENTS = {
-    "note": "two words",
-    "count": 42,
-    "ratio": 2.5,
-    "enabled": True,
-    "missing": None,
-    "tags": ["alpha", "beta"],
-    "nested": {"depth": 2, "mode": "fast"},
-}
-PROBE_TOOL = {
-    "type": "function",
-    "function": {
-        "name": PROBE_NAME,
-        "description": "Look something up for the template probe.",
-        "parameters": {
-            "type": "object",
-            "properties": {
-                "note": {"type": "string", "description": "A short note."},
-                "count": {"type": "integer", "description": "How many."},
-                "ratio": {"type": "number", "description": "A ratio."},
-                "enabled": {"type": "boolean", "description": "Whether it is on."},
-                "missing": {"type": "string", "nullable": True, "description": "Maybe nothing."},
-                "tags": {"type": "array", "items": {"type": "string"}, "description": "Labels."},
-                "nested": {
-                    "type": "object",
-                    "description": "Settings.",
-                    "properties": {"depth": {"type": "integer"}, "mode": {"type": "string"}},
-                    # Command R+'s template reads additionalProperties off every
-                    # object-typed parameter and raises when it is missing.
-                    "additionalProperties": False,
-                },
-            },
-            "required": ["note", "count"],
-        },
-    },
-}
-PROBE_QUESTION = {"role": "user", "content": "Please run the probe lookup."}
-_PROBE_DATE = ("2024-07-26", "26 Jul 2024")
-
-
-def template_variables(tools: list | None) -> dict:
-    """Variables some templates need besides ``tools``, as a caller passes them to apply_chat_template.
-
-    firefunction v2 takes its tools as a ``functions`` JSON string and the
-    date as ``datetime`` (it raises without them); Llama 3.x read
-    ``date_string`` and fall back to today's date. The dates are fixed so a
-    probe renders the same on every day.
-    """
-    functions = json.dumps([tool["function"] for tool in tools], indent=4) if tools else ""
-    return {"functions": functions, "datetime": _PROBE_DATE[0], "date_string": _PROBE_DATE[1]}
 # A reply no template writes by itself, to find where a plain turn ends.
 _REPLY_MARK = "PROBE-REPLY-7F3A"
-
-
-_MISSING = object()
-
-
-def _call_message(*, arguments_as_string: bool, content: object, nine_char_id: bool) -> dict:
-    arguments = json.dumps(PROBE_ARGUMENTS) if arguments_as_string else PROBE_ARGUMENTS
-    call: dict = {"type": "function", "function": {"name": PROBE_NAME, "arguments": arguments}}
-    if nine_char_id:
-        call["id"] = "call00001"
-    message: dict = {"role": "assistant", "tool_calls": [call]}
-    if content is not _MISSING:
-        message["content"] = content
-    return message
-
-
-# The forms an assistant call can take, tried in this order until one is
-# read back. Templates differ in what they accept: DeepSeek V3 writes the
-# call only when arguments are a JSON string, R1-Distill only when content
-# is None, others raise on a missing content key or on ids that are not
-# nine characters. The first form read back is what the loop and the vLLM
-# plugin must render calls with (TemplateProbe.shape).
-CALL_SHAPES: tuple[tuple[str, dict], ...] = tuple(
-    (f"{'string' if as_string else 'dict'} arguments, {label}{', 9-char id' if nine else ''}",
-     _call_message(arguments_as_string=as_string, content=content, nine_char_id=nine))
-    for as_string in (False, True)
-    for label, content in (("no content", _MISSING), ("empty content", ""), ("content None", None))
-    for nine in (False, True)
-)
 
 
 @dataclass(frozen=True)
@@ -153,7 +79,7 @@ class TemplateProbe:
     renders_tools: bool
     call_survives: bool
     wire: str  # the call turn as the template wrote it, cut at the end of the turn
-    shape: str | None  # the call-message shape that rendered
+    shape: CallShape | None  # the form of the call message that rendered
     text_values: tuple[str, ...] = ()  # probe keys read back as text, not typed
     error: str | None = None  # the template's own error when no shape rendered
     stopped: bool = False  # the sandbox killed the probe (deadline or memory); error says which
@@ -295,85 +221,10 @@ def _cut_turn(text: str, turn_end: str | None) -> str:
     return text.rstrip()
 
 
-def same_json_value(value: object, expected: object) -> bool:
-    """Equal and of the same JSON type all the way down (True is not 1)."""
-    if isinstance(expected, dict):
-        return (
-            isinstance(value, dict)
-            and value.keys() == expected.keys()
-            and all(same_json_value(value[key], expected[key]) for key in expected)
-        )
-    if isinstance(expected, list):
-        return (
-            isinstance(value, list)
-            and len(value) == len(expected)
-            and all(same_json_value(v, e) for v, e in zip(value, expected))
-        )
-    return type(value) is type(expected) and value == expected
-
-
-def _spellings(expected: object) -> set[str]:
-    """The text a template may write for a non-string value: JSON's or Python's."""
-    return {json.dumps(expected), json.dumps(expected, separators=(",", ":")), str(expected)}
-
-
-def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
-    """None unless calls is exactly the probe call; else the keys that came back as text."""
-    if len(calls) != 1 or calls[0].name != PROBE_NAME:
-        return None
-    arguments = calls[0].arguments
-    if arguments.keys() != PROBE_ARGUMENTS.keys():
-        return None
-    as_text = []
-    for key, expected in PROBE_ARGUMENTS.items():
-        value = arguments[key]
-        if same_json_value(value, expected):
-            continue
-        if isinstance(value, str) and value in _spellings(expected):
-            as_text.append(key)
-            continue
-        return None
-    return tuple(as_text)
-
-
 def _render(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str]:
     variables = template_variables(tools)
     prompt = template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True, **variables)
     return prompt, template.render([PROBE_QUESTION, message], tools=tools, **variables)
-
-
-# After its last call a turn may end with one of the template's own tags
-# (Gemma's "<|tool_response>" opens the result turn); nothing else may be left.
-_TRAILING_TAGS = re.compile(r"(?:\s*<\|?[\w:]+\|?>)*\s*")
-
-
-def _readers(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
-    """Every format whose reader reads wire back as exactly the probe call, and nothing else.
-
-    Text left beside the call would be markup the reader does not know
-    (another format's wrapper around a JSON object it happens to read), so
-    a reading that leaves any does not count, but for whitespace and tags
-    after the call. A reasoning block the prompt opened is the format's
-    when the turn closes it; a turn that never closes it was written without
-    it (DeepSeek R1's prompt opens ``<think>``, its history turns drop the
-    block) and is read from its start.
-    """
-    found = []
-    for fmt in FORMATS.values():
-        opened = fmt.reasoning_opened_by(prompt) and fmt.reasoning[1] in wire
-        try:
-            events = read_events(wire, fmt, reasoning_open=opened)
-        except UnparsedToolCall:
-            continue
-        texts = [(i, e.text) for i, e in enumerate(events) if isinstance(e, TextDelta) and e.text.strip()]
-        calls_at = [i for i, e in enumerate(events) if isinstance(e, ToolCallEvent)]
-        if any(not calls_at or i < calls_at[-1] or not _TRAILING_TAGS.fullmatch(text) for i, text in texts):
-            continue
-        calls = [event.call for event in events if isinstance(event, ToolCallEvent)]
-        as_text = _read_back(calls)
-        if as_text is not None:
-            found.append((fmt, as_text))
-    return found
 
 
 @functools.lru_cache(maxsize=256)
@@ -390,9 +241,9 @@ def _probe(template: ChatTemplate) -> TemplateProbe:
 def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str]) -> TemplateProbe | None:
     """The probe over every call shape, rendered with tools (or None); None when every shape raised."""
     first: TemplateProbe | None = None
-    for shape, message in CALL_SHAPES:
+    for shape in CALL_SHAPES:
         try:
-            prompt, with_call = _render(template, message, tools)
+            prompt, with_call = _render(template, shape.message(), tools)
         except MemoryError:
             raise  # not the template refusing a shape: see probe_template
         except Exception as error:  # noqa: BLE001 - a template may raise anything
@@ -409,7 +260,7 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
         call_survives = PROBE_NAME in added
         # A template that lists no tools may still write calls (DeepSeek V3.1):
         # its format is what the call turn is written in.
-        readers = _readers(wire, prompt) if call_survives else []
+        readers = readers_of(wire, prompt) if call_survives else []
         if len(readers) == 1:
             return TemplateProbe(template.name, readers[0][0], renders_tools, True, wire, shape, readers[0][1],
                                  with_tools=tools is not None)

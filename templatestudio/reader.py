@@ -1,7 +1,8 @@
 """The production reader: one function that reads a model's reply, for every caller.
 
-``read_tool_calls`` is what the loop, the ``check`` CLI, the stream's close
-and the vLLM plugin use. It reads:
+``read_tool_calls`` is what the loop (``templatestudio.loop``) and the vLLM
+plugin's whole-reply path (``integrations.served.read_reply``) use. It
+reads:
 
 - through the model's own response template when the tokenizer ships one
   (``tokenizer.parse_response``), and then holds that answer to the same
@@ -14,9 +15,15 @@ and the vLLM plugin use. It reads:
   ``ToolCallStream`` runs, so a stream of the reply gives the same events).
 
 Reasoning is split by the format's own rule, in the engine: a block at the
-start of the reply, never a ``</think>`` met later inside a call. The course
-module's ``tools.parse_tool_calls`` stays the tutorial's simpler reader;
-this one exists because that one trusts whatever parser it is handed.
+start of the reply, never a ``</think>`` met later inside a call.
+``split_reasoning`` gives that split on its own. The course module's
+``tools.parse_tool_calls`` stays the tutorial's simpler reader; this one
+exists because that one trusts whatever parser it is handed.
+
+This layer is where a source becomes a ``Format``: a format name, a
+tokenizer (probed in-process: a tokenizer you loaded is code you chose to
+run) or template text (probed in the sandbox). The stream and the engine
+below take a ``Format`` and resolve nothing.
 
 Not handled: replies mixing two formats (the second one's call raises).
 """
@@ -27,10 +34,10 @@ from dataclasses import dataclass
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.detect import resolve_format
-from templatestudio.engine import Event, Machine, ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.engine import Machine, read_events
+from templatestudio.events import Event, ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.formats import Format
-from templatestudio.probe import same_json_value
-from templatestudio.tools import normalize_arguments
+from templatestudio.values import as_arguments, same_json_value
 
 __all__ = ["Reply", "read_tool_calls", "split_reasoning"]
 
@@ -44,14 +51,21 @@ class Reply:
     content: str
     reasoning: str
     events: list[Event]
-    format: Format | None
+    format: Format  # what read it (with a response template: what checked its answer)
 
 
 def _is_tokenizer(source: object) -> bool:
     return hasattr(source, "chat_template") and hasattr(source, "special_tokens_map")
 
 
-def _reply(events: list[Event], fmt: Format | None) -> Reply:
+def _format_for(source: object) -> Format:
+    """The Format that reads replies for source; a tokenizer is probed in-process, template text sandboxed."""
+    if isinstance(source, Format):
+        return source
+    return resolve_format(source, deadline=None) if _is_tokenizer(source) else resolve_format(source)
+
+
+def _reply(events: list[Event], fmt: Format) -> Reply:
     calls = [event for event in events if isinstance(event, ToolCallEvent)]
     return Reply(
         calls=[event.call for event in calls],
@@ -74,21 +88,22 @@ def read_tool_calls(
 ) -> Reply:
     """Read text, a model's reply, for the calls in it; raise rather than lose one.
 
-    source is a ``Format``, a registered format name, or a tokenizer (whose
-    response template is used when it ships one, and whose chat template
-    tells the format otherwise). prefix is the prompt the reply continues;
+    source is a ``Format``, a registered format name, template text or a
+    ``ChatTemplate`` (probed in the sandbox), or a tokenizer (whose response
+    template is used when it ships one, and whose chat template tells the
+    format otherwise; probed in-process). prefix is the prompt the reply continues;
     reasoning_open overrides whether that prompt opened a reasoning block
     (by default it is read off the prefix).
     """
     tokenizer = source if _is_tokenizer(source) else None
-    fmt = resolve_format(source, deadline=None) if tokenizer is not None else resolve_format(source)
+    fmt = _format_for(source)
     opened = fmt.reasoning_opened_by(prefix) if reasoning_open is None else reasoning_open
     reply = _reply(read_events(text, fmt, reasoning_open=opened), fmt)
     if tokenizer is None or getattr(tokenizer, "response_template", None) is None:
         return reply
     message = tokenizer.parse_response(text, prefix=prefix or "")
     shipped = [
-        ParsedToolCall(call["function"]["name"], normalize_arguments(call["function"]["arguments"]))
+        ParsedToolCall(call["function"]["name"], as_arguments(call["function"]["arguments"]))
         for call in message.get("tool_calls", [])
     ]
     if not _same_calls(shipped, reply.calls):
@@ -103,11 +118,16 @@ def read_tool_calls(
 def split_reasoning(text: str, source: object, *, prefix: str | None = None) -> tuple[str, str]:
     """(reasoning, the reply without its reasoning blocks), split by the format's rule.
 
-    This is the one place reasoning is split: the engine's rule, which the
-    stream and the reader share. The reply is raw text, calls included, and
-    the split raises ``UnparsedToolCall`` where the reader would.
+    source is what ``read_tool_calls`` takes (a ``Format``, a format name, a
+    tokenizer); there is no default, since formats differ in their blocks
+    (Qwen3's ``<think>``, Gemma 4's thought channel). This is the one place
+    reasoning is split: the engine's rule, which the stream and the reader
+    share, so only a block at the start counts and a ``</think>`` inside a
+    later call's argument never cuts the reply. The reply is raw text, calls
+    included, and the split raises ``UnparsedToolCall`` where the reader
+    would. Neither part is stripped.
     """
-    fmt = resolve_format(source)
+    fmt = _format_for(source)
     machine = Machine(fmt, reasoning_open=fmt.reasoning_opened_by(prefix))
     events = machine.feed(text) + machine.close()
     reasoning = "".join(event.text for event in events if isinstance(event, ReasoningDelta))

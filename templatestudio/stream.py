@@ -8,29 +8,22 @@ marker (``<tool_`` at the end of a chunk) is held until the next chunk
 settles it, and a call is held whole until it closes.
 
 The stream is a thin shell around ``templatestudio.engine.Machine``, the
-same machine the whole-text reader (``templatestudio.reader``) runs with
-one feed and a close: for every input and every chunking the stream's
-events, merged, equal the whole-text read, exceptions included. See the
-engine's docstring for the rules and what is not handled.
+same machine the whole-text read (``read_events``, which the production
+reader ``templatestudio.reader`` runs) feeds once and closes: for every
+input and every chunking the stream's events, merged, equal
+``read_events`` of the whole text, exceptions included. See the engine's
+docstring for the rules and what is not handled.
+
+The stream takes a ``Format`` (or a registered format's name); it resolves
+no tokenizer. Resolve one once, before the first reply, with
+``templatestudio.resolve_format`` (``templatestudio.detect``).
 """
 
 from __future__ import annotations
 
-from templatestudio.detect import resolve_format
-from templatestudio.engine import (
-    Event,
-    Machine,
-    ReasoningDelta,
-    TextDelta,
-    ToolCallEvent,
-    merge_deltas,
-    read_events,
-)
-
-
-def parse_events(text: str, fmt: object, *, reasoning_open: bool = False) -> list[Event]:
-    """The events of a whole reply read at once: what any stream of it must produce."""
-    return read_events(text, resolve_format(fmt), reasoning_open=reasoning_open)
+from templatestudio.engine import Machine, read_events
+from templatestudio.events import Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
+from templatestudio.formats import Format, get_format
 
 
 class ToolCallStream(Machine):
@@ -43,10 +36,23 @@ class ToolCallStream(Machine):
     characters looked at, to show that cost grows linearly with the reply.
     The stream is the machine itself (a subclass, not a wrapper): ``feed``
     runs once per token, and a wrapper's call would cost a tenth of it.
+
+    fmt is a ``Format`` or a registered format's name (``UnknownFormat``
+    otherwise); anything else, a tokenizer included, is a ``TypeError``:
+    resolve it to a format first. guard: the formats whose calls are leaks
+    (a tuple of ``Format``), by default every registered format.
     """
 
-    def __init__(self, fmt_or_tokenizer: object, *, reasoning_open: bool = False) -> None:
-        super().__init__(resolve_format(fmt_or_tokenizer), reasoning_open=reasoning_open)
+    def __init__(self, fmt: Format | str, *, reasoning_open: bool = False,
+                 guard: tuple[Format, ...] | None = None) -> None:
+        if isinstance(fmt, str):
+            fmt = get_format(fmt)
+        elif not isinstance(fmt, Format):
+            raise TypeError(
+                f"ToolCallStream takes a Format or a format name, got {type(fmt).__name__}; "
+                "resolve a tokenizer or template with templatestudio.resolve_format first"
+            )
+        super().__init__(fmt, reasoning_open=reasoning_open, guard=guard)
 
     @property
     def chars_examined(self) -> int:
@@ -60,5 +66,5 @@ __all__ = [
     "ToolCallEvent",
     "ToolCallStream",
     "merge_deltas",
-    "parse_events",
+    "read_events",
 ]

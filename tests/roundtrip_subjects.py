@@ -32,13 +32,15 @@ from transformers.utils.chat_parsing.response_parser import parse_response
 
 from templatestudio import corpus
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
 from templatestudio.probe import (
-    CALL_SHAPES, _call_turn_start, probe_template, same_json_value, template_variables, turn_before_conversation_tail,
+    CALL_SHAPES, CallShape, _call_turn_start, probe_template, template_variables, turn_before_conversation_tail,
 )
 from templatestudio.templates import ChatTemplate
+from oracle import same_json  # the tests' own comparison, not the package's
 
 CACHED_REPOS = tuple(declared.repo_id for declared in COURSE_FAMILIES)  # every tokenizer in the cache
 QUESTION = {"role": "user", "content": "Please look that up."}
@@ -47,7 +49,7 @@ TOOLS = [{"type": "function", "function": {
     "parameters": {"type": "object", "properties": {"query": {"type": "string", "description": "What to look up."}}},
 }}]  # a described parameter: Command R+'s template prints every description
 VARIABLES = template_variables(TOOLS)  # what the probe passes besides tools (firefunction v2's functions, datetime)
-_SHAPES = dict(CALL_SHAPES)
+_SHAPES = {shape: shape.message() for shape in CALL_SHAPES}
 # Text a reader may leave beside the calls: whitespace, the template's own tags (Gemma 4
 # ends a call turn with <|tool_response>, which opens the tool's reply) and the separator a
 # template writes between two calls (Phi-4-mini's ",", which its reader keeps as content).
@@ -137,7 +139,7 @@ class Subject:
 
     template: ChatTemplate
     format: Format
-    shape: str
+    shape: CallShape
     text_valued: bool  # the template writes values as text (probe.text_values), or the format does
     prompt: str
     turn_end: str
@@ -252,7 +254,7 @@ def read_with_response_template(subject: Subject, template: dict, wire: str, cal
 
 def same_calls(read: Calls, calls: Calls) -> bool:
     return len(read) == len(calls) and all(
-        name == want and same_json_value(arguments, wanted)
+        name == want and same_json(arguments, wanted)
         for (name, arguments), (want, wanted) in zip(read, calls)
     )
 

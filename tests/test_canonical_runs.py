@@ -1,13 +1,18 @@
 """Runs of written calls (``templatestudio.canonical_runs``) read exactly as the general machine reads them.
 
-The run path is only a faster way to the same events: every property here
-compares a machine that may use it with one that never does
-(``Machine(fmt, runs=False)``), on replies built from each format's own
-writer and then disturbed: names and values of every kind, the markers of
-every format inside strings, separators that are and are not whitespace,
-prose around the run, cuts anywhere. Which formats get a run shape is
-derived from the registry (the writers that write ``json.dumps`` of the
-arguments), and the work of failed tries is counted.
+The run path is only a faster way to the same events, and nothing checks
+that at run time: these tests are the check. Every registered format
+either gets no shape by a declared rule (its writer does not write
+``json.dumps`` of the arguments), or its shape predicts exactly what the
+general machine (``Machine(fmt, runs=False)``) reads from the probe
+replies: three calls of every probe name and arguments, joined by every
+separator the shape allows. The properties then compare a machine that
+may use the shape with one that never does, on replies built from each
+format's own writer and then disturbed: names and values of every kind,
+the markers of every format inside strings, separators that are and are
+not whitespace, prose around the run, cuts anywhere. Each rule that
+withholds a shape is shown on a format made to break it, and the work of
+failed tries is counted.
 """
 
 from __future__ import annotations
@@ -20,11 +25,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from templatestudio import canonical_runs
+from templatestudio import canonical_runs, run_shapes
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler, region_spans
-from templatestudio.engine import Machine, TextDelta, ToolCallEvent, _run_shape, merge_deltas, read_events
+from templatestudio.engine import Machine, read_events
+from templatestudio.events import TextDelta, ToolCallEvent, call_events, merge_deltas, region_events
 from templatestudio.formats import FORMATS
-from templatestudio.wire.base import CallSyntaxError
+from templatestudio.openings import tables
+from templatestudio.resumable_match import literal
+from templatestudio.wire.base import SPACES, CallSyntaxError, Opener, opener_pattern
+from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, calls_from
 from templatestudio.stream import ToolCallStream
 
@@ -42,12 +51,17 @@ MARKERS = sorted({piece for fmt in FORMATS.values()
                   for piece in (*fmt.markers, *fmt.closers, *(fmt.reasoning or ())) if piece})
 
 
-def plain(text: str, fmt) -> tuple:
-    return outcome(lambda: _whole(Machine(fmt, runs=False), text))
+def plain(text: str, fmt, guard=None) -> tuple:
+    return outcome(lambda: _whole(Machine(fmt, runs=False, guard=guard), text))
 
 
-def fast(text: str, fmt) -> tuple:
-    return outcome(lambda: _whole(Machine(fmt), text))
+def fast(text: str, fmt, guard=None) -> tuple:
+    return outcome(lambda: _whole(Machine(fmt, guard=guard), text))
+
+
+def shape_of(fmt, guard=None):
+    """The run shape a machine for fmt uses (guard: by default the registry)."""
+    return tables(fmt, tuple(FORMATS.values()) if guard is None else guard).runs
 
 
 def _whole(machine: Machine, text: str) -> list:
@@ -61,11 +75,71 @@ def outcome(read) -> tuple:
         return ("raises", str(error))
 
 
-# --- which formats have a shape ------------------------------------------------------------------
+# --- which formats have a shape, and that it agrees with the general machine ---------------------
+
+# The probes: names and arguments of every shape a run reads (nested values,
+# numbers, the characters JSON escapes, braces and brackets inside strings).
+PROBE_NAMES = ("f", "get_exchange_rate", "A9_b")
+PROBE_ARGUMENTS = (
+    {"a": "b"},
+    {},
+    {"n": -1, "x": [1.5, True, None, {"k": "v"}], "e": 2e300},
+    {"s": "é \" \\ }{ ][ \u2028 ,", "t": {"u": {}}},
+)
+
+
+def probe_replies() -> list[list[tuple[str, dict]]]:
+    """The calls of each probe reply: three calls each, every probe name and arguments used."""
+    return [[(PROBE_NAMES[(shift + index) % len(PROBE_NAMES)], PROBE_ARGUMENTS[(shift + index) % len(PROBE_ARGUMENTS)])
+             for index in range(3)] for shift in range(len(PROBE_ARGUMENTS))]
+
+
+def disagreements(fmt, shape) -> list[str]:
+    """Where the general machine or the shape reads a probe reply otherwise than the shape predicts.
+
+    Joined by each separator the shape allows, twice that separator, all
+    of them, and nothing: the general machine (no runs) must read the
+    reply's three calls with the ids the shape gives and the separators as
+    text; the shape must read all calls but the last and stop where the
+    last one starts; a machine that may use the shape must read the same.
+    """
+    problems = []
+    joiners = {"", shape.separators, *shape.separators, *(char * 2 for char in shape.separators)}
+    for calls in probe_replies():
+        for joiner in sorted(joiners):
+            pieces = [run_shapes.written(fmt, name, arguments) for name, arguments in calls]
+            text = joiner.join(pieces)
+            expected = []
+            for index, (name, arguments) in enumerate(calls):
+                if index and joiner:
+                    expected.append(TextDelta(joiner))
+                expected.append(ToolCallEvent(ParsedToolCall(name, arguments), canonical_runs.call_id(shape.id_parts, name)))
+            if plain(text, fmt) != ("events", expected):
+                problems.append(f"the general machine, joined by {joiner!r}: {plain(text, fmt)}")
+            if fast(text, fmt) != ("events", expected):
+                problems.append(f"the machine with runs, joined by {joiner!r}: {fast(text, fmt)}")
+            events, end, _, _, _ = shape.read(text, 0)
+            if merge_deltas(events) != expected[:-1] or end != len(text) - len(pieces[-1]):
+                problems.append(f"the shape, joined by {joiner!r}: {events} up to {end}")
+    return problems
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_format_gets_a_shape_that_agrees_or_none_by_the_writer_rule(name):
+    """The build-time check of every registered format (the machine checks nothing at run time)."""
+    fmt = FORMATS[name]
+    shape = shape_of(fmt)
+    if not writes_json_arguments(fmt):
+        # The rule: a writer that does not write json.dumps of the arguments gets no shape.
+        assert shape is None and run_shapes.derive(fmt, " ", None) is None
+        return
+    assert shape is not None, name
+    assert shape.separators == run_shapes.SEPARATOR_CHOICES  # no registered literal starts with one
+    assert disagreements(fmt, shape) == []
 
 
 def test_every_writer_of_json_arguments_has_a_run_shape_and_no_other():
-    shaped = {name for name, fmt in FORMATS.items() if _run_shape(fmt) is not None}
+    shaped = {name for name, fmt in FORMATS.items() if shape_of(fmt) is not None}
     assert shaped == set(SHAPED)
     assert len(SHAPED) >= 17
 
@@ -77,37 +151,84 @@ def test_a_long_run_is_read_by_the_run_path_and_gives_the_plain_events(name):
     text = "\n".join(fmt.write_call(call) for call in calls)
     machine = Machine(fmt)
     events = _whole(machine, text)
-    assert machine.run_calls >= 290, machine.run_calls  # all but the last of each run
+    assert machine.run_tries.calls >= 290, machine.run_tries.calls  # all but the last of each run
     assert events == plain(text, fmt)[1]
     assert [event.call for event in events if isinstance(event, ToolCallEvent)] == calls
 
 
-def test_a_writer_that_is_not_deterministic_or_a_reader_that_disagrees_gets_no_shape():
-    hermes = FORMATS["hermes"]
-    rng = random.Random(1)
-    jittery = dataclasses.replace(hermes, write_call=lambda call: hermes.write_call(call) + " " * rng.randint(0, 3))
-    assert _run_shape(jittery) is None
-    # A reader that refuses one of the probe names: the probes show it, no shape.
-    picky_reader = hermes.read_region
+def _refusing(fmt, prefix: str):
+    """fmt with a reader that refuses every call whose name starts with prefix."""
+    reader = fmt.read_region
 
     def picky(region, opener, found):
-        spans = picky_reader(region, opener, found)
-        if spans and any(span.call.name.startswith("A") for span in spans):
-            raise hermes_error("no A names")
+        spans = reader(region, opener, found)
+        if spans and any(span.call.name.startswith(prefix) for span in spans):
+            raise CallSyntaxError(f"no names starting with {prefix}")
         return spans
 
-    from templatestudio.wire.base import CallSyntaxError as hermes_error  # noqa: PLC0415 - the test's own fake
-    picky_format = dataclasses.replace(hermes, read_region=picky)
-    assert _run_shape(picky_format) is None
+    return dataclasses.replace(fmt, read_region=picky)
+
+
+def test_a_writer_that_is_not_deterministic_or_whose_call_its_reader_refuses_gets_no_shape():
+    hermes = FORMATS["hermes"]
+    assert shape_of(hermes) is not None
+    rng = random.Random(1)
+    jittery = dataclasses.replace(hermes, write_call=lambda call: hermes.write_call(call) + " " * rng.randint(0, 3))
+    assert shape_of(jittery) is None
+    # The id and the call a run gives come from the format's reader on its
+    # writer's call: a reader that refuses that call gets no shape.
+    assert shape_of(_refusing(hermes, run_shapes.SENTINEL_NAME[:2])) is None
+    id_twice = dataclasses.replace(hermes, read_region=lambda region, opener, found: [
+        dataclasses.replace(span, id=span.call.name * 2) for span in hermes.read_region(region, opener, found)])
+    assert shape_of(id_twice) is None
+
+
+def test_the_build_time_check_catches_a_reader_that_refuses_calls_its_writer_writes():
+    """A shape is not checked at run time: a reader that disagrees shows in the check above, not in the machine."""
+    picky = _refusing(FORMATS["hermes"], "A")
+    shape = shape_of(picky)
+    assert shape is not None
+    problems = disagreements(picky, shape)
+    assert problems and all("A9_b" in problem or "no names starting with A" in problem for problem in problems)
+
+
+def _literal_format(base, text: str):
+    """A format that opens calls at the literal text (a call is text, JSON, and nothing else)."""
+    opener = Opener(text, opener_pattern(text, SPACES, literal("{")), lambda: TagExtent(len(text), "\x00"))
+    return dataclasses.replace(base, name=f"opens at {text!r}", openers=(opener,), wire=None)
+
+
+def test_watched_literals_that_would_change_the_general_reading_withhold_or_narrow_the_shape():
+    hermes = FORMATS["hermes"]
+    registry = tuple(FORMATS.values())
+    head = run_shapes.written(hermes).split(run_shapes.SENTINEL_NAME)[0]
+    assert head.startswith("<tool_call>\n{") and "<tool_call>" in hermes.markers
+    # A longer literal at the call's start, another format's: its opener is tried there, not hermes's.
+    assert shape_of(hermes, (*registry, _literal_format(hermes, "<tool_call>\n{"))) is None
+    # A literal that extends the text before the name: the machine waits to see whether it arrives.
+    assert shape_of(hermes, (*registry, _literal_format(hermes, head + "zz"))) is None
+    # A literal that starts with a separator character: that character no longer separates calls.
+    narrowed = shape_of(hermes, (*registry, _literal_format(hermes, ";;call")))
+    assert narrowed is not None and narrowed.separators == run_shapes.SEPARATOR_CHOICES.replace(";", "")
+    assert shape_of(hermes, (hermes,)).separators == run_shapes.SEPARATOR_CHOICES
+
+
+def test_a_narrowed_shape_reads_like_the_plain_machine_under_its_guard():
+    hermes = FORMATS["hermes"]
+    guard = (*FORMATS.values(), _literal_format(hermes, ";;call"))
+    call = hermes.write_call(ParsedToolCall("f", {"a": 1}))
+    for joiner in ("; ", ";", ";;", ";;call{", "\n", ";;call {}"):
+        text = joiner.join([call] * 5)
+        assert fast(text, hermes, guard) == plain(text, hermes, guard), joiner
 
 
 def test_derive_refuses_writers_without_json_arguments_or_with_the_name_after_them():
     hermes = FORMATS["hermes"]
     no_json = dataclasses.replace(hermes, write_call=lambda call: f"<tool_call>{call.name}({call.arguments})</tool_call>")
-    assert canonical_runs.derive(no_json, " ", None) is None
+    assert run_shapes.derive(no_json, " ", None) is None
     name_after = dataclasses.replace(
         hermes, write_call=lambda call: f"<tool_call>{json.dumps(call.arguments)}{call.name}</tool_call>")
-    assert canonical_runs.derive(name_after, " ", None) is None
+    assert run_shapes.derive(name_after, " ", None) is None
 
 
 # --- the property: same events as the plain machine --------------------------------------------
@@ -184,7 +305,7 @@ def test_a_run_of_flat_calls_broken_anywhere_reads_like_the_plain_machine(name):
 def test_failed_tries_are_bounded_so_work_stays_linear(name):
     """Floods of calls a run cannot take are tried at most once per reach of text, however long."""
     fmt = FORMATS[name]
-    shape = _run_shape(fmt)
+    shape = shape_of(fmt)
     closer = next((c for c in fmt.closers if c.strip("{}[],: \n")), "")
     floods = {
         "arguments past the window": "\n".join([fmt.write_call(ParsedToolCall("f", {"a": "x" * 3000}))] * 80),
@@ -199,15 +320,15 @@ def test_failed_tries_are_bounded_so_work_stays_linear(name):
             assert ("events", events) == expected, label
         except UnparsedToolCall as error:
             assert ("raises", str(error)) == expected, label
-        assert machine.runs_tried >= 1, label
+        assert machine.run_tries.tried >= 1, label
         if label == "a closer in the arguments" and not closer:
             # No closing tag to fear: one run reads them all, then one try at its last call.
-            assert machine.run_calls == 2999 and machine.runs_tried == 2, label
+            assert machine.run_tries.calls == 2999 and machine.run_tries.tried == 2, label
             continue
         # Every try failed, and each failure blocks the next reach of text.
-        assert machine.run_calls == 0, label
-        assert machine.runs_tried <= machine.offset // shape.reach + 2, (
-            label, machine.runs_tried, machine.offset, shape.reach)
+        assert machine.run_tries.calls == 0, label
+        assert machine.run_tries.tried <= machine.offset // shape.reach + 2, (
+            label, machine.run_tries.tried, machine.offset, shape.reach)
 
 
 # The shaped formats with a closer that a JSON string can hold and that stops a run.
@@ -225,14 +346,14 @@ def test_the_batch_pattern_reads_each_character_once_when_decodes_stop_it_short(
     each of them, it would read what is left of the run each time.
     """
     fmt = FORMATS[name]
-    shape = _run_shape(fmt)
+    shape = shape_of(fmt)
     closer = next(c for c in fmt.closers if c.strip("{}[],: \n"))
     calls = [ParsedToolCall("f", {"a": closer if index % every == every - 1 else "b"}) for index in range(1500)]
     text = "\n".join(fmt.write_call(call) for call in calls)
     machine = Machine(fmt)
     assert outcome(lambda: _whole(machine, text)) == plain(text, fmt)
-    assert machine.runs_tried >= 1
-    assert machine.run_scanned <= len(text) + shape.reach, (machine.run_scanned, len(text))
+    assert machine.run_tries.tried >= 1
+    assert machine.run_tries.scanned <= len(text) + shape.reach, (machine.run_tries.scanned, len(text))
 
 
 def test_spans_made_by_filling_equal_the_constructor_and_other_fields_are_refused():
@@ -241,14 +362,14 @@ def test_spans_made_by_filling_equal_the_constructor_and_other_fields_are_refuse
     assert [vars(span) for span in region_spans(calls, 5)] == [vars(CallSpan(call, 0, 5)) for call in calls]
     with pytest.raises(dataclasses.FrozenInstanceError):
         region_spans(calls, 5)[0].end = 6
-    for wrong in (("call", "start", "end"), ("call", "id")):
+    for wrong in (("call", "start", "end"), ("call", "id"), ("start", "call", "end", "id")):
         with pytest.raises(TypeError, match="cannot be made by filling its fields"):
             filler(CallSpan, wrong)
 
 
 def test_the_run_path_is_not_used_by_the_leak_survey_or_without_a_format():
-    assert Machine(None)._runs is None
-    assert Machine(FORMATS["hermes"], record=True)._runs is None
+    assert Machine(None).run_tries is None
+    assert Machine(FORMATS["hermes"], record=True).run_tries is None
 
 
 def test_read_events_merges_where_feed_and_close_meet():
@@ -263,9 +384,9 @@ def test_read_events_merges_where_feed_and_close_meet():
 def test_a_string_that_forges_the_end_of_a_call_and_the_next_one_reads_like_the_plain_machine(name):
     """String values built from the format's own written pieces: a tail, a head, braces, quotes."""
     fmt = FORMATS[name]
-    sample = canonical_runs.written(fmt)
-    before, after = sample.split(json.dumps(canonical_runs.SENTINEL_ARGUMENTS))
-    head = before.replace(canonical_runs.SENTINEL_NAME, "g")
+    sample = run_shapes.written(fmt)
+    before, after = sample.split(json.dumps(run_shapes.SENTINEL_ARGUMENTS))
+    head = before.replace(run_shapes.SENTINEL_NAME, "g")
     # JSON escapes a newline inside a string, so a forged separator is a space, ";" or nothing.
     pieces = [after, head, "{", "}", '"', "\n", " ", "\\", ",", "}" + after + head, after + " " + head, after + ";" + head]
 
@@ -284,17 +405,43 @@ def test_a_string_that_forges_the_end_of_a_call_and_the_next_one_reads_like_the_
 
 
 def test_events_made_by_filling_their_fields_equal_the_constructors():
-    _new_event = canonical_runs._new_event
-
-    call = ParsedToolCall("f", {"a": [1]})
-    made = _new_event(ToolCallEvent)(ToolCallEvent)
-    made.__dict__.update(call=call, id="x")
-    built = ToolCallEvent(call, "x")
-    assert made == built and repr(made) == repr(built) and vars(made) == vars(built)
+    calls = [ParsedToolCall("f", {"a": [1]}), ParsedToolCall("g", {})]
+    made = call_events(calls, ["x", None])
+    built = [ToolCallEvent(calls[0], "x"), ToolCallEvent(calls[1], None)]
+    assert made == built and repr(made) == repr(built) and list(map(vars, made)) == list(map(vars, built))
+    assert call_events(calls[:1], ["a", "b"]) == [ToolCallEvent(calls[0], "a")]  # one per row: the shorter column
     with pytest.raises(dataclasses.FrozenInstanceError):
-        made.id = "y"
+        made[0].id = "y"
     with pytest.raises(TypeError, match="cannot be made by filling its fields"):
-        _new_event(TextDelta)
+        filler(TextDelta, ("text",))
+
+
+def test_a_region_s_events_keep_the_text_around_and_between_its_spans():
+    """The calls of spans, and every character of the region outside them as text, in order."""
+    one, two = ParsedToolCall("f", {}), ParsedToolCall("g", {"a": 1})
+    region = "ab<call one>cd<call two>ef"
+    assert region_events(region, [CallSpan(one, 2, 12), CallSpan(two, 14, 24, "7")]) == [
+        TextDelta("ab"), ToolCallEvent(one), TextDelta("cd"), ToolCallEvent(two, "7"), TextDelta("ef")]
+    assert region_events(region, [CallSpan(one, 0, 12), CallSpan(two, 12, 26)]) == [  # tiled: no text
+        ToolCallEvent(one), ToolCallEvent(two)]
+    assert region_events(region, [CallSpan(one, 0, 26), CallSpan(two, 0, 26)]) == [  # a list: the whole region
+        ToolCallEvent(one), ToolCallEvent(two)]
+    assert region_events(region, [CallSpan(one, 2, 20), CallSpan(two, 4, 12)]) == [  # nested: the outer end counts
+        TextDelta("ab"), ToolCallEvent(one), ToolCallEvent(two), TextDelta("two>ef")]
+
+
+@pytest.mark.parametrize("name", SHAPED)
+def test_read_one_takes_a_region_that_is_exactly_one_call_and_nothing_after_it(name):
+    """A region with anything after the written call (text, a separator, another call) is left to the reader."""
+    fmt = FORMATS[name]
+    shape = shape_of(fmt)
+    call = ParsedToolCall("get_rate", {"base": "EUR", "n": 1})
+    written = fmt.write_call(call)
+    assert shape.read_one(written) == ToolCallEvent(call, canonical_runs.call_id(shape.id_parts, call.name))
+    for tail in ("x", " ", "\n", ";", "}", " done.", "\n" + written):
+        assert shape.read_one(written + tail) is None, tail
+    for cut in (1, len(written) // 2, len(written) - 1):
+        assert shape.read_one(written[:cut]) is None, cut
 
 
 # --- lists of calls read inline (jsonbody.calls_from) --------------------------------------------

@@ -11,11 +11,15 @@ below are derived from labels.json, not written down here.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
+import corpus_guard
 from corpus_guard import require_corpus
 
 from templatestudio.calls import UnparsedToolCall
@@ -42,9 +46,13 @@ from templatestudio.templates import ChatTemplate
 # A missing corpus skips these locally and fails them in CI (tests/conftest.py).
 needs_corpus = pytest.mark.usefixtures("needs_corpus")
 
-# The corpus templates that fail on every probe shape, and the template's own error.
+# The corpus templates that fail on every probe shape, and the template's own error
+# (the error raised with tools, the way the probe reports it; probe._probe).
 TEMPLATE_ERRORS = {
     "Kimi-K2-Thinking": "SecurityError: access to attribute 'append' of 'list' object is unsafe.",
+    # ik_llama.cpp's MiroThinker: its macros read the caller's loop variable `tool`, which
+    # llama.cpp's own Jinja engine lets through and jinja2's lexically scoped macros do not.
+    "MiroThinker": "UndefinedError: 'tool' is undefined",
     "idefics3": (
         "UndefinedError: 'dict object' has no attribute 'content' / UndefinedError: str object has no element 0"
         " / UndefinedError: None has no element 0"
@@ -143,7 +151,7 @@ def test_published_variants_are_read(scanned):
     assert spaced.wire.startswith("[TOOL_CALLS] [") and spaced.format is FORMATS["mistral"]
     with_id = rows["Mistral-Small-3.2-24B-Instruct-2506"].probe
     assert "[CALL_ID]call00001[ARGS]" in with_id.wire and with_id.format is FORMATS["mistral"]
-    assert with_id.shape == "dict arguments, no content, 9-char id"
+    assert str(with_id.shape) == "dict arguments, no content, 9-char id" and with_id.shape.id_length == 9
     # The prompt opens <think>; the reply closes it before the call.
     thinking = rows["qwen3_6"].probe
     assert thinking.wire.startswith("\n</think>\n\n<tool_call>") and thinking.format is FORMATS["qwen-xml"]
@@ -151,7 +159,7 @@ def test_published_variants_are_read(scanned):
     assert plain.wire.startswith("<tool_call>") and plain.format is FORMATS["qwen-xml"]
     qwen3 = rows["Qwen-Qwen3-0.6B"].probe
     assert qwen3.wire.startswith("<think>\n\n</think>\n\n<tool_call>")
-    assert qwen3.shape == "dict arguments, empty content"
+    assert str(qwen3.shape) == "dict arguments, empty content"
 
 
 @needs_corpus
@@ -221,12 +229,75 @@ def test_an_absent_corpus_is_said_in_one_line(monkeypatch, tmp_path):
         load_labels()
 
 
+def test_the_template_corpus_is_there():
+    """The reporter: in CI without the corpus, the one test that fails (tests/corpus_guard.py)."""
+    require_corpus()
+    assert corpus_templates()
+
+
 @pytest.mark.parametrize("ci", ["true", "TRUE", "1", "yes"])
 def test_a_missing_corpus_fails_the_run_in_ci(monkeypatch, tmp_path, ci):
     monkeypatch.setenv(CORPUS_ENV, str(tmp_path / "nowhere"))
     monkeypatch.setenv("CI", ci)
+    monkeypatch.setattr(corpus_guard, "_reporter", None)  # no reporter chosen yet: the first to ask fails
     with pytest.raises(pytest.fail.Exception, match="template corpus not found at .*CI=true"):
         require_corpus()
+
+
+def test_in_ci_only_the_reporter_fails_and_the_others_skip_naming_it(monkeypatch, tmp_path):
+    monkeypatch.setenv(CORPUS_ENV, str(tmp_path / "nowhere"))
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setattr(corpus_guard, "_reporter", None)
+    corpus_guard.choose_reporter("tests/test_x.py::test_reporter")
+    with pytest.raises(pytest.fail.Exception, match="CI=true, so a missing corpus fails the run"):
+        require_corpus("tests/test_x.py::test_reporter")
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        require_corpus("tests/test_x.py::test_other")
+    reason = f"{missing_message()}; CI=true: the run fails once for it, at tests/test_x.py::test_reporter"
+    assert str(skipped.value) == reason
+
+
+def run_corpus_tests_without_the_corpus(tmp_path, ci: str) -> tuple[str, list[str]]:
+    """Run this file and tests/test_probe_errors.py in a child pytest with the corpus path pointing nowhere.
+
+    Returns the summary line and the -rs/-rf/-rE short-summary lines.
+    """
+    tests = Path(__file__).resolve().parent
+    # Wide columns: pytest cuts short-summary lines to the terminal's width.
+    env = {key: value for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"}  # this run's test
+    env.update({CORPUS_ENV: str(tmp_path / "nowhere"), "CI": ci, "COLUMNS": "1000"})
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rsfE",
+         "-k", "not without_the_corpus_in_a_child",  # not these two again
+         str(tests / "test_corpus_scan.py"), str(tests / "test_probe_errors.py")],
+        capture_output=True, text=True, env=env, cwd=tests.parent, timeout=600,
+    )
+    lines = done.stdout.splitlines()
+    return lines[-1], [line for line in lines if line.startswith(("SKIPPED", "FAILED", "ERROR"))]
+
+
+def test_a_missing_corpus_is_one_skip_reason_without_the_corpus_in_a_child(tmp_path):
+    summary, short = run_corpus_tests_without_the_corpus(tmp_path, "")
+    assert " failed" not in summary and " error" not in summary and " skipped" in summary, summary
+    # -rs folds skips with one reason at one place into one line.
+    assert len(short) == 1 and short[0].endswith(f": {missing_message_for(tmp_path)}"), short
+
+
+def test_a_missing_corpus_is_one_failure_in_ci_without_the_corpus_in_a_child(tmp_path):
+    summary, short = run_corpus_tests_without_the_corpus(tmp_path, "true")
+    assert summary.startswith("1 failed,") and " error" not in summary, summary
+    failed = [line for line in short if not line.startswith("SKIPPED")]
+    assert failed == [f"FAILED tests/test_corpus_scan.py::test_the_template_corpus_is_there - "
+                      f"Failed: {missing_message_for(tmp_path)}; CI=true, so a missing corpus fails the run"], short
+    reporter = "tests/test_corpus_scan.py::test_the_template_corpus_is_there"
+    assert all(line.endswith(f"; CI=true: the run fails once for it, at {reporter}")
+               for line in short if line.startswith("SKIPPED")), short
+
+
+def missing_message_for(tmp_path) -> str:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(CORPUS_ENV, str(tmp_path / "nowhere"))
+        return missing_message()
 
 
 @pytest.mark.parametrize("ci", [None, "", "false", "0"])
@@ -236,6 +307,7 @@ def test_a_missing_corpus_skips_outside_ci(monkeypatch, tmp_path, ci):
         monkeypatch.delenv("CI", raising=False)
     else:
         monkeypatch.setenv("CI", ci)
+    monkeypatch.setattr(corpus_guard, "_reporter", None)
     with pytest.raises(pytest.skip.Exception) as skipped:
         require_corpus()
     assert str(skipped.value) == missing_message()

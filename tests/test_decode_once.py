@@ -15,7 +15,8 @@ import pytest
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.canonical_runs import ARGUMENTS_LIMIT
-from templatestudio.engine import ToolCallEvent, _run_shape, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.wire.base import FoundCalls, FoundJSON
 from templatestudio.wire.jsonbody import decode_at
@@ -57,7 +58,7 @@ JSON_BODIED = [name for name, fmt in FORMATS.items() if not fmt.string_arguments
 def test_a_big_argument_is_decoded_about_once(name, shape, decoded_chars):
     fmt, arguments = FORMATS[name], SHAPES[shape]
     text = fmt.write_call(ParsedToolCall("f", arguments))
-    _run_shape(fmt)  # made once per format, on its own probe replies: not this reply's work
+    read_events("", fmt)  # the machine's tables and run shape are made once per format: not this reply's work
     decoded_chars.clear()
     events = read_events(text, fmt)
     assert [e.call.arguments for e in events if isinstance(e, ToolCallEvent)] == [arguments]

@@ -21,15 +21,8 @@ from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolC
 from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
 from templatestudio.families import COURSE_FAMILIES, LLAMA31
 from templatestudio.formats import FORMATS, UnknownFormat
-from templatestudio.probe import (
-    CALL_SHAPES,
-    PROBE_ARGUMENTS,
-    PROBE_NAME,
-    TemplateProbeError,
-    _probe,
-    _probe_sandboxed,
-    probe_template,
-)
+from templatestudio.probe import TemplateProbeError, _probe, _probe_sandboxed, probe_template
+from templatestudio.probe_call import CALL_SHAPES, PROBE_ARGUMENTS, PROBE_NAME, CallShape, Content
 from templatestudio.reader import read_tool_calls
 from templatestudio.sandbox import DEFAULT_DEADLINE
 from templatestudio.templates import ChatTemplate, load_chat_templates
@@ -109,22 +102,43 @@ def test_the_probe_call_is_distinctive_and_typed():
     assert " " in PROBE_ARGUMENTS["note"]
 
 
+NO_CONTENT = CallShape(string_arguments=False, content=Content.ABSENT)
+
+
 def test_call_shapes_cover_every_combination_once():
-    names = [name for name, _ in CALL_SHAPES]
-    assert len(names) == len(set(names)) == 12
-    assert names[0] == "dict arguments, no content"
-    for name, message in CALL_SHAPES:
+    assert len(set(CALL_SHAPES)) == len(CALL_SHAPES) == 2 * 3 * 2
+    assert CALL_SHAPES[0] == NO_CONTENT
+    written = {Content.EMPTY: "", Content.NONE: None}
+    for shape in CALL_SHAPES:
+        message = shape.message()
         (call,) = message["tool_calls"]
-        assert isinstance(call["function"]["arguments"], str) == name.startswith("string arguments")
-        assert ("id" in call) == name.endswith("9-char id")
-        assert ("content" in message) == ("no content" not in name)
+        assert isinstance(call["function"]["arguments"], str) == shape.string_arguments
+        arguments = call["function"]["arguments"]
+        assert (json.loads(arguments) if shape.string_arguments else arguments) == PROBE_ARGUMENTS
+        assert len(call.get("id", "")) == (shape.id_length or 0), (shape, call)
+        assert shape.id_length in (None, 9)
+        if shape.content is Content.ABSENT:
+            assert "content" not in message
+        else:
+            assert message["content"] == written[shape.content]  # "" and None differ under ==
+
+
+def test_a_call_shape_is_a_typed_value_that_prints_the_old_label():
+    labels = [str(shape) for shape in CALL_SHAPES]
+    assert labels[:3] == ["dict arguments, no content", "dict arguments, no content, 9-char id", "dict arguments, empty content"]
+    assert labels[-1] == "string arguments, content None, 9-char id"
+    assert len(set(labels)) == len(labels)
+    assert CallShape(True, Content.NONE, 9).message() == CallShape(True, Content.NONE, 9).message()
+    assert CallShape(True, Content.NONE, 9).message() is not CallShape(True, Content.NONE, 9).message()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        NO_CONTENT.id_length = 9
 
 
 def test_hermes_template_is_detected_and_the_turn_is_cut_at_its_end():
     probe = probe_template(mini_template(HERMES_CALL))
     assert probe.format is FORMATS["hermes"]
     assert probe.wire.startswith("<tool_call>") and probe.wire.endswith("</tool_call>")
-    assert (probe.renders_tools, probe.call_survives, probe.shape) == (True, True, "dict arguments, no content")
+    assert (probe.renders_tools, probe.call_survives, probe.shape) == (True, True, NO_CONTENT)
     assert probe.text_values == () and probe.ambiguous == ()
     assert probe.reason == f"hermes: {FORMATS['hermes'].description}"
 
@@ -175,12 +189,12 @@ def test_a_template_that_drops_calls_is_no_format():
 
 def test_a_template_needing_string_content_is_retried_with_it():
     probe = probe_template(mini_template(HERMES_CALL, checks=NEEDS_CONTENT))
-    assert (probe.format, probe.shape) == (FORMATS["hermes"], "dict arguments, empty content")
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], CallShape(False, Content.EMPTY))
 
 
 def test_a_template_needing_nine_character_ids_is_retried_with_them():
     probe = probe_template(mini_template(HERMES_CALL, checks=NEEDS_NINE_CHAR_IDS))
-    assert (probe.format, probe.shape) == (FORMATS["hermes"], "dict arguments, no content, 9-char id")
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], CallShape(False, Content.ABSENT, id_length=9))
 
 
 def test_a_template_needing_string_arguments_is_retried_with_them():
@@ -188,7 +202,7 @@ def test_a_template_needing_string_arguments_is_retried_with_them():
     as_string = HERMES_CALL.replace("{{ call.function.arguments | tojson }}", "{{ call.function.arguments }}")
     checks = "{%- if message.tool_calls[0].function.arguments is not string -%}{{ raise_exception('want a string') }}{%- endif -%}"
     probe = probe_template(mini_template(as_string, checks=checks))
-    assert (probe.format, probe.shape) == (FORMATS["hermes"], "string arguments, no content")
+    assert (probe.format, probe.shape) == (FORMATS["hermes"], CallShape(True, Content.ABSENT))
 
 
 def test_a_template_that_always_raises_reports_its_own_error():
@@ -293,6 +307,30 @@ def test_resolve_format_lists_the_known_names_for_an_unknown_one():
         resolve_format("hermes3")
 
 
+def test_a_format_is_resolved_once_above_the_stream_and_never_per_served_reply(monkeypatch, qwen3):
+    import templatestudio.reader
+    from templatestudio.integrations import served
+
+    hermes = FORMATS["hermes"]
+    detected = served.detect_served_format(qwen3)  # start-up: the one probe
+    assert detected.format is hermes and detected.call_shape == NO_CONTENT
+
+    def resolve(*args, **kwargs):
+        raise AssertionError("a served reply resolved its format again")
+
+    monkeypatch.setattr(templatestudio.reader, "resolve_format", resolve)
+    text = "Sure. " + hermes.samples[0].text
+    content, calls = served.read_reply(text, detected.format)
+    assert content == "Sure. " and [call.name for call, _ in calls] == [hermes.samples[0].calls[0].name]
+    stream = served.ReplyStream(detected.format)
+    pieces = [stream.feed(character) for character in text] + [stream.close()]
+    assert "".join(piece for piece, _ in pieces) == content
+    assert [call for _, got in pieces for call, _ in got] == [call for call, _ in calls]
+    # A name or a tokenizer does go through the reader's one resolution.
+    with pytest.raises(AssertionError, match="resolved its format again"):
+        read_tool_calls(text, qwen3)
+
+
 # --- loading templates -----------------------------------------------------------------------
 
 
@@ -368,7 +406,7 @@ def test_detection_on_the_course_tokenizers(declared):
     if declared.call_format is None:  # Llama 3 and Gemma 3 list no tools at all
         assert probe.reason == "renders no tools"
     else:
-        assert probe.shape == "dict arguments, no content" and probe.text_values == ()
+        assert probe.shape == NO_CONTENT and probe.text_values == ()
 
 
 def test_qwen3_writes_an_empty_thinking_block_before_the_call(qwen3):

@@ -8,19 +8,21 @@ of that format's grammar or of its response template, not a table of them.
 
 from __future__ import annotations
 
-import time
+import json
 
 import pytest
 from transformers.utils.chat_parsing import parse_response
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import TextDelta, ToolCallEvent, merge_deltas, read_events
+from templatestudio.engine import Machine, read_events
+from templatestudio.events import TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS, UnknownFormat, get_format
 from templatestudio.wire.base import Format
 from templatestudio.formats.gemma4 import MAX_NESTING
 from templatestudio.formats.mistral import ARGS_RESPONSE_TEMPLATE
 from templatestudio.leaks import find_call_markers
-from templatestudio.probe import same_json_value
+from templatestudio.stream import ToolCallStream
+from oracle import same_json  # the tests' own comparison, not the package's
 
 TYPED_ARGUMENTS = {
     "query": 'euro to yen, "spot"',
@@ -41,7 +43,7 @@ def calls(text: str, fmt: Format) -> list[ParsedToolCall]:
 
 def same_calls(left: list[ParsedToolCall], right: list[ParsedToolCall]) -> bool:
     return len(left) == len(right) and all(
-        a.name == b.name and same_json_value(a.arguments, b.arguments) for a, b in zip(left, right)
+        a.name == b.name and same_json(a.arguments, b.arguments) for a, b in zip(left, right)
     )
 
 
@@ -351,15 +353,55 @@ FLOODS = [
 ]
 
 
+# Work per character of a flood, for each machine and for the JSON decoder: a
+# reader that went back over the buffer at every refused region would count
+# tens of thousands per character here (100,000 markers), a linear one a few.
+# Counted, not timed: the same floods' wall time is tests/wallclock's.
+EXAMINED_PER_CHAR = 8
+DECODED_PER_CHAR = 4
+
+
+@pytest.fixture
+def decoded_chars(monkeypatch):
+    """The characters json's decoder reads: to a value's end, or from the text's start to a failure.
+
+    A failure counts from the start of the text it was handed because that is
+    what the error's line count reads: handing the whole buffer to the decoder
+    at every refused region is quadratic, however early each decode fails.
+    """
+    seen: list[int] = []
+    real = json.JSONDecoder.raw_decode
+
+    def counting(self, text, idx=0):
+        try:
+            value, end = real(self, text, idx)
+        except json.JSONDecodeError as error:
+            seen.append(error.pos)
+            raise
+        seen.append(end - idx)
+        return value, end
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
+    return seen
+
+
 @pytest.mark.parametrize("text", FLOODS, ids=[flood[:14] for flood in FLOODS])
-def test_a_megabyte_of_repeated_markers_is_read_in_linear_time(text):
+def test_a_megabyte_of_repeated_markers_is_read_in_linear_work(text, decoded_chars):
     """By the formats whose markers flood it, and by the leak survey, which reads for all of them."""
     owners = {fmt for fmt in FORMATS.values() for o in fmt.openers if text.startswith(o.literal)}
-    started = time.perf_counter()
+    assert owners, "a flood no format opens at tests nothing"
     for fmt in owners:
+        stream = ToolCallStream(fmt)
         try:
-            read_events(text, fmt)
+            stream.feed(text)
+            stream.close()
         except UnparsedToolCall:
-            pass
-    find_call_markers(text)
-    assert time.perf_counter() - started < 10  # quadratic takes minutes here
+            pass  # a refusal is a documented answer; its cost is what is counted
+        assert stream.chars_examined <= EXAMINED_PER_CHAR * len(text), (fmt.name, stream.chars_examined)
+    survey = Machine(None, record=True)  # find_call_markers' machine, which reads every format's openers
+    survey.feed(text)
+    survey.close()
+    # The survey never stops at a refusal: it reads to the end, so it has looked at every character.
+    assert len(text) <= survey.examined <= EXAMINED_PER_CHAR * len(text), survey.examined
+    assert survey.markers == find_call_markers(text)
+    assert sum(decoded_chars) <= DECODED_PER_CHAR * len(text), (len(decoded_chars), sum(decoded_chars))

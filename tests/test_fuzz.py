@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import faulthandler
 import random
-import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import find_call_markers
 from templatestudio.reader import read_tool_calls
@@ -292,8 +292,6 @@ def megabyte_texts() -> dict[str, str]:
 
 @pytest.mark.parametrize("label", list(megabyte_texts()))
 def test_megabyte_inputs(label):
-    """The readers whose markers the text holds, and the survey, finish 1 MB well within a minute, correctly."""
+    """The readers whose markers the text holds, and the survey, read 1 MB correctly (its wall time: tests/wallclock)."""
     text = megabyte_texts()[label]
-    started = time.perf_counter()
     check_everything(text, [text[i : i + 4096] for i in range(0, len(text), 4096)], readers=owners(text[:5000]))
-    assert time.perf_counter() - started < 60, "1 MB took more than a minute"

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import UnparsedToolCall
-from templatestudio.engine import Marker, ToolCallEvent, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import Marker, ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import assert_no_unparsed_markers, find_call_markers, unconsumed_markers
 from templatestudio.resumable_match import FAILED, MATCHED, MORE, Automaton, chars, run

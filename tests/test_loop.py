@@ -1,6 +1,6 @@
 """The live tool loop: thinking split, dispatch, pairing, parallel calls, rounds, leaks.
 
-``split_thinking``, ``run_tool_round`` and ``template_shows_call_ids`` are
+``split_reasoning``, ``run_tool_round`` and ``template_shows_call_ids`` are
 tested without a model. ``run_tool_loop`` runs two ways: on a
 ``ScriptedModel``, which answers ``generate`` with fixed replies (for what
 no stand-in is trained to write: parallel calls, Llama 3.1's tokenizer,
@@ -25,16 +25,17 @@ from rates import QUESTION, get_exchange_rate
 from samples import QWEN3_CALL
 from standin import ANSWER, SCRIPT_NAMES, StandInTrainingError, hermes_call, scripts, train_standin
 from templatestudio.families import LLAMA31
+import templatestudio.loop
 from templatestudio.loop import (
     ToolLoopLimit,
     Transcript,
     run_tool_loop,
     run_tool_round,
-    split_thinking,
     template_shows_call_ids,
 )
 from templatestudio.messages import InvalidConversation
 from templatestudio.pairing import validate_tool_pairing
+from templatestudio.reader import split_reasoning
 from templatestudio.render import load_tokenizer, render
 from templatestudio.tools import (
     FencedJSONParser,
@@ -124,42 +125,58 @@ def rate_result(call_id: str, content: str) -> dict:
     return {"role": "tool", "name": "get_exchange_rate", "content": content, "tool_call_id": call_id}
 
 
-# --- split_thinking ---------------------------------------------------------
+# --- split_reasoning: the reader's split, named format, nothing stripped ----
 
 
-def test_split_thinking_separates_the_block():
+def test_split_reasoning_separates_the_block():
     raw = "<think>\nNeed the rate.\n</think>\n\n" + QWEN3_CALL
-    assert split_thinking(raw) == ("Need the rate.", QWEN3_CALL)
+    assert split_reasoning(raw, "hermes") == ("\nNeed the rate.\n", "\n\n" + QWEN3_CALL)
 
 
-def test_split_thinking_without_a_block_has_empty_reasoning():
-    assert split_thinking("  One euro is 162.4 yen.\n") == ("", "One euro is 162.4 yen.")
+def test_split_reasoning_without_a_block_has_empty_reasoning():
+    assert split_reasoning("  One euro is 162.4 yen.\n", "hermes") == ("", "  One euro is 162.4 yen.\n")
 
 
-def test_split_thinking_with_an_empty_block():
+def test_split_reasoning_with_an_empty_block():
     # What Qwen3 writes when thinking is switched off in its template.
-    assert split_thinking("<think>\n\n</think>\n\nHi") == ("", "Hi")
+    assert split_reasoning("<think>\n\n</think>\n\nHi", "hermes") == ("\n\n", "\n\nHi")
 
 
 def test_unclosed_thinking_is_all_reasoning():
-    assert split_thinking("<think>\nStill thinking " + QWEN3_CALL) == (
-        "Still thinking " + QWEN3_CALL,
+    assert split_reasoning("<think>\nStill thinking " + QWEN3_CALL, "hermes") == (
+        "\nStill thinking " + QWEN3_CALL,
         "",
     )
 
 
 def test_a_call_inside_reasoning_is_not_in_the_reply():
     raw = f"<think>\nMaybe {QWEN3_CALL}\n</think>\n\nOne euro is 162.4 yen."
-    reasoning, reply = split_thinking(raw)
+    reasoning, reply = split_reasoning(raw, "hermes")
     assert HermesParser().parse(reasoning)  # it really is a call...
     assert HermesParser().parse(reply) == []  # ...and the reply does not carry it
 
 
 def test_a_think_closer_inside_a_later_call_does_not_end_reasoning():
     call = '<tool_call>\n{"name": "note", "arguments": {"text": "</think> is a tag"}}\n</tool_call>'
-    reasoning, reply = split_thinking("<think>\nPlan.\n</think>\n\n" + call)
-    assert (reasoning, reply) == ("Plan.", call)
-    assert split_thinking(call) == ("", call)
+    reasoning, reply = split_reasoning("<think>\nPlan.\n</think>\n\n" + call, "hermes")
+    assert (reasoning, reply) == ("\nPlan.\n", "\n\n" + call)
+    assert split_reasoning(call, "hermes") == ("", call)
+
+
+def test_a_block_after_visible_text_is_not_reasoning():
+    assert split_reasoning("Hi <think>x</think>", "hermes") == ("", "Hi <think>x</think>")
+
+
+def test_split_reasoning_needs_the_format_named():
+    # No silent default: formats differ in their blocks (Gemma 4's thought channel is not <think>).
+    with pytest.raises(TypeError):
+        split_reasoning("<think>x</think>")  # type: ignore[call-arg]
+    gemma = split_reasoning("<think>x</think>y", "gemma4")
+    assert gemma == ("", "<think>x</think>y")
+
+
+def test_the_loop_no_longer_offers_a_second_split():
+    assert not hasattr(templatestudio.loop, "split_thinking")
 
 
 # --- run_tool_round: dispatch, ids, grouping, order --------------------------
@@ -461,7 +478,7 @@ def test_documented_exchange_rate_loop(standin):
     }
     assert transcript.answer == ANSWER
     assert len(transcript.replies) == 2
-    assert split_thinking(transcript.replies[0])[1] == QWEN3_CALL
+    assert split_reasoning(transcript.replies[0], "hermes")[1].strip() == QWEN3_CALL
     assert transcript.replies[0].startswith("<think>")
 
 

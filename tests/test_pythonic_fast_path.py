@@ -22,10 +22,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import UnparsedToolCall
-from templatestudio.engine import Machine, merge_deltas, read_events
+from templatestudio.engine import Machine, read_events
+from templatestudio.events import merge_deltas
 from templatestudio.formats import FORMATS
 from templatestudio.formats import pythonic
-from templatestudio.formats import pythonic as plain  # the fast path lives beside the parser
+from templatestudio.formats import pythonic_fast_path as plain  # the fast path, in a module of its own
 from templatestudio.stream import ToolCallEvent, ToolCallStream
 
 FMT = FORMATS["pythonic"]

@@ -19,13 +19,15 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS
 from templatestudio.wire.base import Extent, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.leaks import find_call_markers
-from templatestudio.probe import same_json_value
 from templatestudio.resumable_match import FAILED, Pattern
 from templatestudio.stream import ToolCallStream
+from oracle import same_json  # the tests' own comparison, not the package's
+import import_graph
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "templatestudio"
@@ -117,7 +119,7 @@ def test_each_sample_reads_back_to_its_calls_and_ids(name, index):
     events = read_events(sample.text, fmt)
     calls, ids = calls_and_ids(events)
     assert len(calls) == len(sample.calls)
-    assert all(a.name == b.name and same_json_value(a.arguments, b.arguments) for a, b in zip(calls, sample.calls)), calls
+    assert all(a.name == b.name and same_json(a.arguments, b.arguments) for a, b in zip(calls, sample.calls)), calls
     assert ids == list(sample.ids or (None,) * len(sample.calls))
     assert stream_events(fmt, list(sample.text)) == events
     shown = "".join(event.text for event in events if isinstance(event, TextDelta))
@@ -169,7 +171,7 @@ def round_trip_outcome(fmt: Format, call: ParsedToolCall) -> str:
     assert len(calls) == 1, (text, events)
     (read,) = calls
     assert read.name == call.name
-    assert same_json_value(read.arguments, call.arguments), (text, read.arguments)
+    assert same_json(read.arguments, call.arguments), (text, read.arguments)
     assert [e for e in events if isinstance(e, (TextDelta, ReasoningDelta))] == []
     return "checked"
 
@@ -291,107 +293,26 @@ def test_no_table_keyed_by_format_names_outside_formats():
 # --- the import graph -------------------------------------------------------------------------
 
 
-def _modules() -> dict[str, Path]:
-    modules = {}
-    for path in PACKAGE.rglob("*.py"):
-        parts = list(path.relative_to(ROOT).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        modules[".".join(parts)] = path
-    return modules
-
-
-def _imports(name: str, path: Path, modules: dict[str, Path]) -> tuple[set[str], set[str]]:
-    """(package modules, top-level outside names) that a module imports, anywhere in it.
-
-    ``from templatestudio.formats import hermes`` is an edge to the submodule
-    when one exists, else to the package. A submodule's implicit import of
-    its parent package is not an edge: every package would be a cycle.
-    """
-
-    def known(dotted: str) -> str:
-        while dotted not in modules:
-            dotted = dotted.rpartition(".")[0]
-        return dotted
-
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    inside, outside = set(), set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets = [(alias.name, None) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")[: len(package.split(".")) - node.level + 1]
-                source = ".".join(base + ([node.module] if node.module else []))
-            else:
-                source = node.module
-            targets = [(source, alias.name) for alias in node.names]
-        else:
-            continue
-        for source, member in targets:
-            if source.split(".")[0] != "templatestudio":
-                outside.add(source.split(".")[0])
-            elif member is not None and f"{source}.{member}" in modules:
-                inside.add(f"{source}.{member}")
-            else:
-                inside.add(known(source))
-    inside.discard(name)
-    return inside, outside
-
-
-def _graph() -> dict[str, set[str]]:
-    modules = _modules()
-    return {name: _imports(name, path, modules)[0] for name, path in modules.items()}
-
-
-def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected components with more than one module (Tarjan)."""
-    index, low, stack, on_stack, components = {}, {}, [], set(), []
-
-    def visit(node: str) -> None:
-        index[node] = low[node] = len(index)
-        stack.append(node)
-        on_stack.add(node)
-        for target in graph.get(node, ()):
-            if target not in index:
-                visit(target)
-                low[node] = min(low[node], low[target])
-            elif target in on_stack:
-                low[node] = min(low[node], index[target])
-        if low[node] == index[node]:
-            component = []
-            while True:
-                member = stack.pop()
-                on_stack.discard(member)
-                component.append(member)
-                if member == node:
-                    break
-            if len(component) > 1:
-                components.append(sorted(component))
-
-    for node in sorted(graph):
-        if node not in index:
-            visit(node)
-    return components
+# The graph is read by tests/import_graph.py, shared with test_layers.py (the README's diagram).
 
 
 def test_the_cycle_finder_finds_a_cycle():
-    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
-    assert _cycles({"a": {"b"}, "b": set()}) == []
+    assert import_graph.cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert import_graph.cycles({"a": {"b"}, "b": set()}) == []
 
 
 def test_the_import_graph_sees_imports_inside_functions():
-    graph = _graph()
+    graph = import_graph.graph()
     assert "templatestudio.wire.base" in graph["templatestudio.engine"]
     assert "templatestudio.formats.hermes" in graph["templatestudio.formats"]
 
 
 def test_the_package_imports_have_no_cycle():
-    assert _cycles(_graph()) == []
+    assert import_graph.cycles(import_graph.graph()) == []
 
 
 def test_the_course_module_imports_only_from_below_it():
-    modules = _modules()
-    inside, outside = _imports("templatestudio.tools", modules["templatestudio.tools"], modules)
+    modules = import_graph.modules()
+    inside, outside = import_graph.imports("templatestudio.tools", modules["templatestudio.tools"], modules)
     assert inside <= {"templatestudio.calls", "templatestudio.messages", "templatestudio.render"}, inside
     assert outside <= set(sys.stdlib_module_names) | {"__future__", "transformers"}, outside

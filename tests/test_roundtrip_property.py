@@ -17,7 +17,8 @@ leave nothing beside the calls but whitespace and the template's own tags.
 The generators carry only what the wire can carry: what a format's declared
 limits name (``Format.limits_for(arguments, "wire")``) and what a template
 was measured not to carry (``roundtrip_subjects.measure``, pinned below in
-``TEMPLATE_LIMITS``) are left out, so at least 90% of template turns must be
+``TEMPLATE_LIMITS``, or stated by its labels.json entry: ``label_stated_limits``)
+are left out, so at least 90% of template turns must be
 checked by the reader; the test asserts it and prints every outcome's count
 (``-s``; recorded in bench/RESULTS.md). A response template skips only what
 its format declares (``limits_for(arguments, "response template")``) or
@@ -45,6 +46,7 @@ from hypothesis import strategies as st
 from jinja2 import TemplateError
 
 from roundtrip_subjects import (
+    CACHED_REPOS,
     KIND_SAMPLES,
     MEASURED,
     PIECES,
@@ -71,7 +73,8 @@ from templatestudio import corpus
 from templatestudio.families import LLAMA31
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.coerce import coerce_arguments
-from templatestudio.engine import ToolCallEvent, read_events
+from templatestudio.engine import read_events
+from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS, Format
 
 # What each template was measured not to carry beyond its format's declared
@@ -89,8 +92,6 @@ TEMPLATE_LIMITS = {
         "kinds": ["null"], "nested kinds": ["null"], **_GEMMA4_JSON_DIALECT}},
     "google-gemma-4-31B-it-interleaved": {"response template: the format's": {
         "kinds": ["null"], "nested kinds": ["null"], **_GEMMA4_JSON_DIALECT}},
-    # Mistral Small 3.2 writes NAME[ARGS]{...}; the format's response template reads the list shape.
-    "Mistral-Small-3.2-24B-Instruct-2506": {"response template: the format's": {"not this call shape": True}},
     # Every Llama 3.x JSON template raises "This model only supports single tool-calls at once!".
     **{name: {"reader": {"two calls": True}} for name in (
         LLAMA31, "meta-llama-Llama-3.1-8B-Instruct", "meta-llama-Llama-3.2-3B-Instruct",
@@ -110,9 +111,9 @@ TEMPLATE_LIMITS = {
     "CohereForAI-c4ai-command-r-plus-tool_use": {"reader": {"pieces": ["\x85", "\u2028", "\u2029"]}},
     # Apriel 1.5 writes dict arguments as a Python repr, which the response template's json cannot read.
     "ServiceNow-AI-Apriel-1.5-15b-Thinker": {"response template: the format's": {"not this call shape": True}},
-    # Its prompt opens <think>, and a past turn has no reasoning block to close, so the cut-out turn
+    # Their prompts open <think>, and a past turn has no reasoning block to close, so the cut-out turn
     # reads as reasoning up to a "</think>" inside a value (a real reply closes the block first).
-    "MiniMax-M2": {"reader": {"pieces": ["</think>"]}},
+    **{name: {"reader": {"pieces": ["</think>"]}} for name in ("MiniMax-M2", "Qwen3.8-27B")},
     # vLLM's FunctionGemma template writes every value between <escape> delimiters: text.
     "tool_chat_template_functiongemma": {
         "reader": {"kinds": ["array", "boolean", "integer", "null", "number", "object"],
@@ -127,6 +128,27 @@ TEMPLATE_LIMITS = {
     }},
 }
 READER = "reader: read back exactly"
+# Tests that read the corpus: what happens without it is tests/corpus_guard.py's to say.
+needs_corpus = pytest.mark.usefixtures("needs_corpus")
+ARGS_SHAPE = {"response template: the format's": {"not this call shape": True}}
+
+
+def label_stated_limits(labels: dict[str, dict]) -> dict[str, dict]:
+    """The limits labels.json states: a Mistral template labelled with the NAME[ARGS]{...} shape.
+
+    The format's response template reads only the JSON-list shape
+    (``[TOOL_CALLS][{...}]``), so it cannot read a template whose label
+    gives the newer shape (Mistral Small 3.2, mistral-common v11 and later).
+    """
+    return {name: ARGS_SHAPE for name, label in labels.items()
+            if corpus.LABEL_FORMATS.get(corpus.label_key(label)) == "mistral" and "[ARGS]" in label.get("variant", "")}
+
+
+def known_limits(names: set[str], labels: dict[str, dict]) -> dict[str, dict]:
+    """TEMPLATE_LIMITS and label_stated_limits, merged, for the named templates."""
+    stated = label_stated_limits(labels)
+    return {name: {**TEMPLATE_LIMITS.get(name, {}), **stated.get(name, {})}
+            for name in sorted(names) if name in TEMPLATE_LIMITS or name in stated}
 
 
 # --- generators built from the registry and the measurement ------------------------------------------
@@ -241,7 +263,7 @@ def check_round_trip(subject: Subject, calls: Calls, counts: Counter) -> None:
     assert content_is_only_tags(content), f"text beside the calls: {content!r}"
     counts[READER] += 1
     if any(given is not None for given in ids):
-        if subject.shape.endswith("9-char id"):  # the turn carried ids: the wire must give them back
+        if subject.shape.id_length is not None:  # the turn carried ids: the wire must give them back
             assert ids == [f"call{number:05d}" for number in range(1, len(calls) + 1)], ids
             counts["reader: ids read back exactly"] += 1
         else:  # the template writes ids of its own (Kimi K2's functions.NAME:INDEX)
@@ -314,24 +336,52 @@ def test_calls_survive_the_round_trip_through_every_template(fmt_name, round_tri
 # --- the subjects and what they carry ------------------------------------------------------------------
 
 
+def cached_subjects() -> list[Subject]:
+    return [subject for subject in all_subjects() if subject.name in CACHED_REPOS]
+
+
+def corpus_subjects() -> list[Subject]:
+    return [subject for subject in all_subjects() if subject.name not in CACHED_REPOS]
+
+
+def test_the_cached_tokenizers_alone_give_formats_under_test():
+    assert {"hermes", "gemma4", "llama3-json"} <= {subject.format.name for subject in cached_subjects()}
+
+
+@needs_corpus
 def test_every_format_a_corpus_label_names_has_templates_under_test():
     names = {subject.format.name for subject in all_subjects()}
-    assert {"hermes", "gemma4", "llama3-json"} <= names  # the cached tokenizers alone
-    if corpus.corpus_available():
-        labels = corpus.load_labels()
-        labelled = {corpus.LABEL_FORMATS[corpus.label_key(label)] for name, label in labels.items()
-                    if corpus.label_key(label) in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS}
-        assert names == labelled
+    labels = corpus.load_labels()
+    labelled = {corpus.LABEL_FORMATS[corpus.label_key(label)] for name, label in labels.items()
+                if corpus.label_key(label) in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS}
+    assert names == labelled
+    assert len(corpus_subjects()) == sum(1 for name, label in labels.items() if corpus.label_key(label)
+                                         in corpus.LABEL_FORMATS and name not in corpus.MALFORMED_RENDERINGS)
     print(f"\nformats no template under test writes (their own writer is tested): {sorted(set(FORMATS) - names)}")
 
 
-def test_what_each_template_cannot_carry_is_known():
+def measured_limits(subjects: list[Subject]) -> dict[str, dict]:
+    """What each subject was measured not to carry (roundtrip_subjects.measure), compact; only those with any."""
     found = {}
-    for subject in all_subjects():
+    for subject in subjects:
         measured = {where: summary(labels) for where, labels in measure(subject).items() if labels}
         if measured:
             found[subject.name] = measured
-    assert found == TEMPLATE_LIMITS
+    return found
+
+
+def test_what_each_cached_tokenizers_template_cannot_carry_is_known():
+    subjects = cached_subjects()
+    assert measured_limits(subjects) == known_limits({subject.name for subject in subjects}, {})
+
+
+@needs_corpus
+def test_what_each_corpus_template_cannot_carry_is_known():
+    subjects = corpus_subjects()
+    names = {subject.name for subject in subjects}
+    assert measured_limits(subjects) == known_limits(names, corpus.load_labels())
+    # Every entry names a template under test: a renamed or dropped template leaves no stale limit behind.
+    assert set(TEMPLATE_LIMITS) <= names | set(CACHED_REPOS)
 
 
 # --- the format's own writer: everything its limits allow comes back -------------------------------------
@@ -442,6 +492,8 @@ def test_a_declared_limit_is_shown_by_a_writer_or_a_template(fmt, limit):
             outcome = what_happens(lambda template=template: read_with_response_template(fake, template, wire, calls))
             print(f"  response template ({label}): {outcome}")
             shown.append(outcome != exact)
+    if not any(shown):
+        require_corpus()  # without it, only the cached tokenizers' templates were tried
     assert any(shown), "no writer or template shows this limit"
 
 

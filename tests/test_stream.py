@@ -15,8 +15,10 @@ from pathlib import Path
 import pytest
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
-from templatestudio.engine import _REGEX_FIRST_LOOK, read_events
-from templatestudio.formats import FORMATS
+from templatestudio.engine import read_events
+from templatestudio.openings import REGEX_FIRST_LOOK
+from templatestudio.detect import resolve_format
+from templatestudio.formats import FORMATS, UnknownFormat
 from templatestudio.leaks import find_call_markers
 from templatestudio.resumable_match import MORE
 from templatestudio.stream import (
@@ -25,7 +27,6 @@ from templatestudio.stream import (
     ToolCallEvent,
     ToolCallStream,
     merge_deltas,
-    parse_events,
 )
 
 SAMPLES = [(name, i) for name, fmt in FORMATS.items() for i in range(len(fmt.samples))]
@@ -70,7 +71,7 @@ def shown(events: list) -> str:
 def test_whole_reply_events_are_the_samples_calls_and_show_no_marker(name, index):
     fmt = FORMATS[name]
     sample = fmt.samples[index]
-    events = parse_events(sample.text, name)
+    events = read_events(sample.text, FORMATS[name])
     assert [e.call for e in events if isinstance(e, ToolCallEvent)] == list(sample.calls)
     assert find_call_markers(shown(events)) == []
     for opener in fmt.openers:
@@ -81,7 +82,7 @@ def test_whole_reply_events_are_the_samples_calls_and_show_no_marker(name, index
 @pytest.mark.parametrize(("name", "index"), SAMPLES, ids=SAMPLE_IDS)
 def test_any_chunking_gives_the_whole_reply_events(name, index):
     text = FORMATS[name].samples[index].text
-    expected = parse_events(text, name)
+    expected = read_events(text, FORMATS[name])
     assert stream(name, list(text)) == expected
     assert stream(name, [text]) == expected
     rng = random.Random(f"{name}-{index}")
@@ -151,7 +152,7 @@ def test_an_unwrapped_qwen_function_tag_at_the_end_is_prose():
     # Without <tool_call> the tag is a call only once a parameter or its
     # closer follows; a reply that ends on it names it.
     for text in ("<function=", "See <function=get_weather>"):
-        assert stream("hermes", [text]) == [TextDelta(text)] == parse_events(text, "hermes")
+        assert stream("hermes", [text]) == [TextDelta(text)] == read_events(text, FORMATS["hermes"])
 
 
 def test_an_opening_cut_short_at_the_end_raises():
@@ -168,7 +169,7 @@ def test_an_opening_cut_short_at_the_end_raises():
 def test_a_call_rehearsed_while_thinking_is_never_read():
     text = "<think>\nMaybe " + HERMES_CALL + " would do.\n</think>\n\nOne euro is 162.4 yen."
     expected = [ReasoningDelta("\nMaybe " + HERMES_CALL + " would do.\n"), TextDelta("\n\nOne euro is 162.4 yen.")]
-    assert stream("hermes", list(text)) == expected == parse_events(text, "hermes")
+    assert stream("hermes", list(text)) == expected == read_events(text, FORMATS["hermes"])
 
 
 def test_gemma4_thought_channel_is_reasoning():
@@ -257,7 +258,7 @@ def test_a_split_escape_inside_a_string_reads_the_same(name):
     if fmt.limits_for(call.arguments):
         call = ParsedToolCall("write_note", {"text": "a\\b\\\\c"})
     text = fmt.write_call(call)
-    whole = outcome(lambda: parse_events(text, name))
+    whole = outcome(lambda: read_events(text, FORMATS[name]))
     for cut in range(len(text) + 1):
         assert outcome(lambda: stream(name, [text[:cut], text[cut:]])) == whole, cut
 
@@ -268,9 +269,13 @@ def test_a_mistral_call_is_emitted_as_soon_as_its_json_closes():
     assert tool_stream.feed("} ok") == [ToolCallEvent(RATE), TextDelta(" ok")]
 
 
-def test_a_tokenizer_picks_its_format(qwen3, gemma4):
-    assert ToolCallStream(qwen3).format.name == "hermes"
-    assert ToolCallStream(gemma4).format.name == "gemma4"
+def test_a_tokenizer_is_resolved_to_a_format_before_the_stream_not_by_it(qwen3, gemma4):
+    assert ToolCallStream(resolve_format(qwen3, deadline=None)).format.name == "hermes"
+    assert ToolCallStream(resolve_format(gemma4, deadline=None)).format.name == "gemma4"
+    with pytest.raises(TypeError, match="resolve_format"):
+        ToolCallStream(qwen3)
+    with pytest.raises(UnknownFormat):
+        ToolCallStream("no-such-format")
 
 
 def test_empty_deltas_neither_show_nor_separate_runs():
@@ -321,13 +326,13 @@ def test_a_long_held_opening_is_read_once_whatever_the_chunking(name, start):
         result = merge_deltas(events + tool_stream.close())
     except UnparsedToolCall as error:
         result = ("raises", str(error))
-    assert result == outcome(lambda: parse_events(text, name))
+    assert result == outcome(lambda: read_events(text, FORMATS[name]))
     # About three looks per character (search, opening, extent), plus the
     # lookahead of one opening and the regex's first look (at most
-    # _REGEX_FIRST_LOOK characters) for each opener the literal may start:
+    # REGEX_FIRST_LOOK characters) for each opener the literal may start:
     # never a look per character per chunk.
     sharing = sum(1 for fmt in FORMATS.values() for opener in fmt.openers if start.startswith(opener.literal))
-    assert tool_stream.chars_examined <= 3 * len(text) + 200 + sharing * _REGEX_FIRST_LOOK
+    assert tool_stream.chars_examined <= 3 * len(text) + 200 + sharing * REGEX_FIRST_LOOK
 
 
 def test_a_long_mistral_call_id_is_read_once():
@@ -335,5 +340,5 @@ def test_a_long_mistral_call_id_is_read_once():
     tool_stream = ToolCallStream("mistral")
     pieces = [text[start : start + 7] for start in range(0, len(text), 7)]
     events = [event for piece in pieces for event in tool_stream.feed(piece)]
-    assert merge_deltas(events + tool_stream.close()) == parse_events(text, "mistral")
+    assert merge_deltas(events + tool_stream.close()) == read_events(text, FORMATS["mistral"])
     assert tool_stream.chars_examined <= 3 * len(text)

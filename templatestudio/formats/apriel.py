@@ -12,7 +12,7 @@ prints a dict with Jinja's ``string`` filter, which is Python's repr), a
 Python dict literal: ``{'base': 'EUR', 'live': True, 'since': None}``.
 The model learnt its calls from that rendering, so refusing it would
 refuse Apriel 1.5's own history. The Python literal is read by the
-pythonic format's literal reader (strings with Python escapes, ASCII
+shared literal reader ``wire.python_literals`` (strings with Python escapes, ASCII
 numbers, ``True``/``False``/``None``, lists and string-keyed dicts), never
 evaluated; everything around it stays JSON. The response template reads
 JSON arguments only: Apriel 1.5's Python literal is not JSON to it.
@@ -33,20 +33,35 @@ caller sets is on) are text.
 
 from __future__ import annotations
 
-import json
-
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
-from templatestudio.formats.pythonic import _Parser as PythonLiterals
+from templatestudio.wire.python_literals import PythonLiterals
 from templatestudio.resumable_match import either, literal
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, Reasoning, WireShape
 
-OPEN, CLOSE = "<tool_calls>", "</tool_calls>"
-REASONING = ("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]")
-_ID = {"id": lambda value: isinstance(value, str) and bool(value)}
+# The writer's shape. The reader and its opener are the module's own:
+# Apriel 1.5's template writes the arguments as a Python dict literal
+# (read by wire.python_literals, as pythonic's values are), whose strings may hold a
+# lone '"', so the extent tracks no strings and a reader of JSON alone
+# would refuse them.
+WIRE = WireShape(
+    call=Call("<tool_calls>", "</tool_calls>"),
+    name=NameKey("name"),
+    arguments=JsonArguments(
+        "arguments", extras={"id": lambda value: isinstance(value, str) and bool(value)}, id_key="id",
+        listed=JsonList(),
+    ),
+    reasoning=Reasoning("Here are my reasoning steps:", "[BEGIN FINAL RESPONSE]"),
+    stop_tokens=("<|end|>",),
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+REASONING = WIRE.reasoning_pair
+_ID = WIRE.arguments.extras
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -131,10 +146,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return spans
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}[{json.dumps({'name': call.name, 'arguments': call.arguments}, ensure_ascii=False)}]{CLOSE}"
-
-
 # A bracket after the tag opens a call; "{" opens one too, so that a lone
 # object is refused rather than shown as text.
 OPENER = Opener(
@@ -146,16 +157,14 @@ OPENER = Opener(
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = f'{OPEN}[{{"name": "get_exchange_rate", "arguments": {{"base": "EUR", "quote": "JPY"}}}}]{CLOSE}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="apriel",
     description='a JSON list of {"name", "arguments"} inside <tool_calls> tags (ServiceNow Apriel 1.5, 1.6)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=REASONING,
     samples=(
         Sample("\n" + _ONE, (CALL,), source="Apriel 1.6's template"),
         Sample(f"\n{OPEN}[{{\"name\": \"get_exchange_rate\", \"arguments\": {{'base': 'EUR', 'quote': 'JPY'}}}}]{CLOSE}",

@@ -23,19 +23,30 @@ any other key, a block never closed.
 
 from __future__ import annotations
 
-import json
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, Reasoning, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+# Openers, reader, writer and closers are derived from this declaration.
+WIRE = WireShape(
+    call=Call("<|START_ACTION|>", "<|END_ACTION|>",
+              refused=(("{", "<|START_ACTION|> must hold a JSON list of calls, not a dict"),)),
+    name=NameKey("tool_name"),
+    arguments=JsonArguments(
+        "parameters",
+        extras={"tool_call_id": lambda value: isinstance(value, str) and bool(value)},
+        id_key="tool_call_id",
+        written_extras=(("tool_call_id", "0"),),
+        listed=JsonList("[\n    ", "\n]"),
+    ),
+    reasoning=Reasoning("<|START_THINKING|>", "<|END_THINKING|>"),
+    stop_tokens=("<|END_OF_TURN_TOKEN|>",),
+    # The response block's tokens open no call: they are dropped and the text between them is the content.
+    framing=("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
 )
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.jsonbody import call_from, decode_whole
-from templatestudio.resumable_match import chars, literal
 
-OPEN, CLOSE = "<|START_ACTION|>", "<|END_ACTION|>"
-RESPONSE, END_RESPONSE = "<|START_RESPONSE|>", "<|END_RESPONSE|>"
-_ID = {"tool_call_id": lambda value: isinstance(value, str) and bool(value)}
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+RESPONSE, END_RESPONSE = WIRE.framing
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -53,47 +64,16 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    if opener.literal in (RESPONSE, END_RESPONSE):
-        return []  # framing: dropped, the text around it is the content
-    payload = decode_whole(region, len(OPEN), len(region) - len(CLOSE), found)
-    if not isinstance(payload, list):
-        raise CallSyntaxError(f"{OPEN} must hold a JSON list of calls, not a {type(payload).__name__}")
-    if not payload:
-        raise CallSyntaxError("an empty list of calls")
-    spans = []
-    for item in payload:
-        call, extras = call_from(item, name_key="tool_name", argument_keys=("parameters",), extras=_ID)
-        spans.append(CallSpan(call, 0, len(region), extras.get("tool_call_id")))
-    return spans
-
-
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps({"tool_call_id": "0", "tool_name": call.name, "parameters": call.arguments}, ensure_ascii=False)
-    return f"{OPEN}[\n    {body}\n]{CLOSE}"
-
-
-OPENERS = (
-    Opener(OPEN, opener_pattern(OPEN, SPACES, chars(r"[\[{]")), lambda: TagExtent(len(OPEN), CLOSE, "json")),
-    Opener(RESPONSE, literal(RESPONSE), lambda: TagExtent(0, RESPONSE)),
-    Opener(END_RESPONSE, literal(END_RESPONSE), lambda: TagExtent(0, END_RESPONSE)),
-)
-
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ITEM = '{"tool_call_id": "0", "tool_name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'
 _ONE = f"{OPEN}[\n    {_ITEM}\n]{CLOSE}"
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="command-r7b",
     description='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|> (Cohere Command R7B)',
-    openers=OPENERS,
-    read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<|START_THINKING|>", "<|END_THINKING|>"),
     samples=(
         Sample(_ONE, (CALL,), ids=("0",), source="Command R7B's template"),
         Sample(f"<|START_THINKING|>I will look up the rate.<|END_THINKING|>{_ONE}", (CALL,), ids=("0",),

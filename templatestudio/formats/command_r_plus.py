@@ -34,8 +34,6 @@ Not handled: Command R+'s grounded-answer lines (``Relevant Documents:``,
 
 from __future__ import annotations
 
-import json
-
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
@@ -43,8 +41,20 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole, skip_space
 from templatestudio.resumable_match import either, literal
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
 
-ACTION, FENCE, CLOSE = "Action:", "```json", "```"
+# The writer's shape. The opener, extent and reader are the module's own:
+# the closing fence is also how the opening fence begins, so the region's
+# end is searched for only past the opening fence, wherever whitespace put it.
+WIRE = WireShape(
+    call=Call("Action:", "```", head="\n```json\n"),
+    name=NameKey("tool_name"),
+    arguments=JsonArguments("parameters", listed=JsonList(indent=4)),
+    stop_tokens=("<|END_OF_TURN_TOKEN|>",),
+)
+
+ACTION, CLOSE = WIRE.call.open, WIRE.call.close
+FENCE = WIRE.call.head.strip()
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -98,11 +108,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return region_spans(calls_from(payload, name_key="tool_name", argument_keys=("parameters",)), len(region))
 
 
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps([{"tool_name": call.name, "parameters": call.arguments}], indent=4, ensure_ascii=False)
-    return f"{ACTION}\n{FENCE}\n{body}{CLOSE}"
-
-
 OPENER = Opener(
     ACTION,
     opener_pattern(ACTION, SPACES, literal(FENCE), SPACES, either(literal("["), literal("{"))),
@@ -115,16 +120,14 @@ CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = ('Action:\n```json\n[\n    {\n        "tool_name": "get_exchange_rate",\n        "parameters": {\n'
         '            "base": "EUR",\n            "quote": "JPY"\n        }\n    }\n]```')
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="command-r-plus",
     description='Action: then a fenced json list of {"tool_name", "parameters"} (Cohere Command R+)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample("\n" + _ONE, (CALL,), source="Command R+'s tool_use template"),
         Sample('I will look up both rates.\nAction: ```json\n[{"tool_name": "a", "parameters": {}}, '

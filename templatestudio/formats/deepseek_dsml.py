@@ -30,7 +30,6 @@ Not handled (no escaping exists on this wire): a key holding
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -40,10 +39,25 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole, skip_space
 from templatestudio.resumable_match import literal
+from templatestudio.wire.shape import Call, Invoke, Reasoning, Section, WireShape, XmlParameters
 
-BLOCK, BLOCK_END = "<｜DSML｜function_calls>", "</｜DSML｜function_calls>"
-INVOKE, INVOKE_END = '<｜DSML｜invoke name="', "</｜DSML｜invoke>"
-PARAMETER, PARAMETER_END = '<｜DSML｜parameter name="', "</｜DSML｜parameter>"
+# The writer's shape. The opener and reader are the module's own: the block
+# is read in one region, and each parameter's tag says whether its value is
+# text or JSON (string="true" | "false").
+WIRE = WireShape(
+    section=Section("<｜DSML｜function_calls>", "</｜DSML｜function_calls>", head="\n", tail="\n"),
+    call=Call(),
+    name=Invoke('<｜DSML｜invoke name="', '">', "</｜DSML｜invoke>", head="\n"),
+    arguments=XmlParameters('<｜DSML｜parameter name="', '">', "</｜DSML｜parameter>",
+                            typed=('" string="true">', '" string="false">')),
+    separator="",
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<｜end▁of▁sentence｜>",),
+)
+
+BLOCK, BLOCK_END = WIRE.section.open, WIRE.section.close
+INVOKE, INVOKE_END = WIRE.name.open, WIRE.name.close
+PARAMETER, PARAMETER_END = WIRE.arguments.open, WIRE.arguments.close
 _TYPE = re.compile(r'" string="(true|false)">')
 _NAME_END = '">'
 _KEY_END = '" string="'
@@ -113,17 +127,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return spans
 
 
-def _parameter(key: str, value: object) -> str:
-    if isinstance(value, str):
-        return f'{PARAMETER}{key}" string="true">{value}{PARAMETER_END}\n'
-    return f'{PARAMETER}{key}" string="false">{json.dumps(value, ensure_ascii=False)}{PARAMETER_END}\n'
-
-
-def write_call(call: ParsedToolCall) -> str:
-    parameters = "".join(_parameter(key, value) for key, value in call.arguments.items())
-    return f'{BLOCK}\n{INVOKE}{call.name}">\n{parameters}{INVOKE_END}\n{BLOCK_END}'
-
-
 OPENER = Opener(
     BLOCK,
     opener_pattern(BLOCK, SPACES, literal(INVOKE)),
@@ -139,16 +142,14 @@ _TYPED = (f'{INVOKE}book">\n{PARAMETER}seats" string="false">2{PARAMETER_END}\n'
           f'{PARAMETER}note" string="true"> 42 {PARAMETER_END}\n{INVOKE_END}\n')
 TYPED_CALL = ParsedToolCall("book", {"seats": 2, "window": True, "legs": ["LIS", {"via": None}], "note": " 42 "})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="deepseek-dsml",
     description='<｜DSML｜invoke name="NAME"> with typed <｜DSML｜parameter> values (DeepSeek V3.2)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(BLOCK_END, INVOKE_END, PARAMETER_END),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(f"\n\n{BLOCK}\n{_ONE}{BLOCK_END}", (CALL_SAMPLE,), source="DeepSeek-V3.2's template"),
         Sample(f"<think>A rate, then a booking.</think>\n\n{BLOCK}\n{_ONE}{_TYPED}{BLOCK_END}",

@@ -34,39 +34,63 @@ whitespace); the response template closes a call early at a string holding
 
 from __future__ import annotations
 
-import json
 import re
 
 import regex
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
-from templatestudio.wire.sections import CallThenCloser, expect, json_object_at, read_one_call
+from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Sample
+from templatestudio.wire.per_call_regions import per_call_regions
+from templatestudio.wire.sections import expect, json_object_at
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, Section, WireShape
 from templatestudio.resumable_match import Pattern, chars, either, literal, sequence
 
-SECTION, SECTION_END = "<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>"
-CALL, CALL_END, SEP = "<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", "<｜tool▁sep｜>"
-HEAD = "function" + SEP  # what V3 writes after CALL: the tool's type, then the separator
+# Everything the writer writes, declared: write_call, markers, closers and
+# reasoning come from it. The openers and reader are the shared ones of a
+# section read one call per region (wire.per_call_regions); the call's body
+# (the type word, the name, the json fence) is read by _read_call below.
+WIRE = WireShape(
+    section=Section("<｜tool▁calls▁begin｜>", "<｜tool▁calls▁end｜>", alone=True),
+    call=Call("<｜tool▁call▁begin｜>", "<｜tool▁call▁end｜>", head="function<｜tool▁sep｜>", tail="\n```"),
+    name=NameBetween("", "\n```json", head="\n"),
+    arguments=JsonObject(),
+    separator="\n",
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<｜end▁of▁sentence｜>",),
+)
+
+SECTION, SECTION_END = WIRE.section.open, WIRE.section.close
+SEP = WIRE.call.head[len("function"):]  # between the tool's type and its name (V3), or the name and the JSON (V3.1)
+CALL, CALL_END = WIRE.call.open, WIRE.call.close
+HEAD = WIRE.call.head  # what V3 writes after CALL: the tool's type, then the separator
 FENCE, FENCE_END = "```json", "```"
 _NAME = re.compile(r"[^ \t\n\r<]+")
 _FIRST_NAME_CHAR = r"[^ \t\n\r<{\[\"]"  # a name, not JSON, follows V3's separator
 
-RESPONSE_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<｜Assistant｜>",
-    "fields": {
-        "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open_pattern": r"(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>"
-                            r"(?P<name>[^\s<]+)\s*```json\s*",
-            "close_pattern": r"\s*```\s*<｜tool▁call▁end｜>(?:\s*<｜tool▁calls▁end｜>)?",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+
+def response_template(open_pattern: str, close_pattern: str) -> dict:
+    """DeepSeek's chat turn for transformers' response templates, given how a call opens and closes."""
+    return {
+        "defaults": {"role": "assistant"},
+        "start_anchor": "<｜Assistant｜>",
+        "fields": {
+            "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
+            "tool_calls": {
+                "open_pattern": open_pattern,
+                "close_pattern": close_pattern,
+                "repeats": True,
+                "content": "json",
+                "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
+            },
+            "content": {"close": "<｜end▁of▁sentence｜>", "content": "text"},
         },
-        "content": {"close": "<｜end▁of▁sentence｜>", "content": "text"},
-    },
-}
+    }
+
+
+RESPONSE_TEMPLATE = response_template(
+    r"(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>function<｜tool▁sep｜>(?P<name>[^\s<]+)\s*```json\s*",
+    r"\s*```\s*<｜tool▁call▁end｜>(?:\s*<｜tool▁calls▁end｜>)?",
+)
 
 
 def other_head() -> Pattern:
@@ -77,18 +101,6 @@ def other_head() -> Pattern:
     """
     differing = [sequence(literal(HEAD[:i]), chars(f"[^{regex.escape(HEAD[i])}]")) for i in range(len(HEAD))]
     return either(*differing, sequence(literal(HEAD), chars(r"[ \t\n\r<{\[\"]")))
-
-
-def openers(head: Pattern) -> tuple[Opener, Opener]:
-    """A DeepSeek call opening with the section token (then whitespace) or the call token, then head.
-
-    Prose naming either token stays text: only the call token and head after it open a call.
-    """
-    return (
-        Opener(SECTION, opener_pattern(SECTION, SPACES, literal(CALL), head),
-               lambda: CallThenCloser(len(SECTION), CALL_END, SECTION_END)),
-        Opener(CALL, opener_pattern(CALL, head), lambda: CallThenCloser(len(CALL), CALL_END, SECTION_END)),
-    )
 
 
 def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedToolCall, None, int]:
@@ -104,31 +116,20 @@ def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedTool
     return ParsedToolCall(name.group(), arguments), None, position
 
 
-def read_region(region: str, opener: Opener, found: Found | None):
-    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call, found)
-
-
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps(call.arguments, ensure_ascii=False)
-    return f"{SECTION}{CALL}{HEAD}{call.name}\n{FENCE}\n{body}\n{FENCE_END}{CALL_END}{SECTION_END}"
-
-
-OPENERS = openers(sequence(literal(HEAD), chars(_FIRST_NAME_CHAR)))
+OPENERS, read_region = per_call_regions(WIRE, sequence(literal(HEAD), chars(_FIRST_NAME_CHAR)), _read_call)
 
 _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}{HEAD}get_exchange_rate\n```json\n{_ARGS}\n```{CALL_END}"
 CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="deepseek-v3",
     description="<｜tool▁call▁begin｜>function<｜tool▁sep｜>NAME + fenced JSON in a calls section (DeepSeek V3, R1)",
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=(SECTION_END, CALL_END),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(f"{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,), source="deepseekv3's template"),
         Sample(f"<think>\nThe user wants a rate.\n</think>\n\n{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,),

@@ -25,31 +25,37 @@ its separator. Reasoning: ``<think>…</think>`` at the start of the reply
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
-from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SECTION, SECTION_END, SEP, openers, other_head
-from templatestudio.wire.sections import expect, json_object_at, read_one_call
+from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.formats import deepseek_v3
+from templatestudio.formats.deepseek_v3 import CALL, CALL_END, SEP, other_head, response_template
+from templatestudio.wire.per_call_regions import per_call_regions
+from templatestudio.wire.sections import expect, json_object_at
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
 
+# Everything the writer writes, declared (V3's section and call tokens, the
+# name before the separator, a bare JSON object): write_call, markers,
+# closers and reasoning come from it. Openers and reader are the shared
+# per-call regions; this format opens on every head that is not V3's.
+WIRE = WireShape(
+    section=deepseek_v3.WIRE.section,
+    call=Call(CALL, CALL_END),
+    name=NameBetween("", SEP),
+    arguments=JsonObject(),
+    separator="",
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<｜end▁of▁sentence｜>",),
+)
+
+SECTION, SECTION_END = WIRE.section.open, WIRE.section.close
 _NAME = re.compile(r"[^ \t\n\r<]+")
 
-RESPONSE_TEMPLATE = {
-    "defaults": {"role": "assistant"},
-    "start_anchor": "<｜Assistant｜>",
-    "fields": {
-        "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
-        "tool_calls": {
-            "open_pattern": r"(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)<｜tool▁sep｜>",
-            "close_pattern": r"<｜tool▁call▁end｜>(?:\s*<｜tool▁calls▁end｜>)?",
-            "repeats": True,
-            "content": "json",
-            "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
-        },
-        "content": {"close": "<｜end▁of▁sentence｜>", "content": "text"},
-    },
-}
+RESPONSE_TEMPLATE = response_template(
+    r"(?:<｜tool▁calls▁begin｜>\s*)?<｜tool▁call▁begin｜>(?P<name>[^\s<]+)<｜tool▁sep｜>",
+    r"<｜tool▁call▁end｜>(?:\s*<｜tool▁calls▁end｜>)?",
+)
 
 
 def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedToolCall, None, int]:
@@ -61,31 +67,20 @@ def _read_call(region: str, index: int, found: Found | None) -> tuple[ParsedTool
     return ParsedToolCall(name.group(), arguments), None, position
 
 
-def read_region(region: str, opener: Opener, found: Found | None):
-    return read_one_call(region, opener.literal, SECTION, SECTION_END, CALL, _read_call, found)
-
-
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps(call.arguments, ensure_ascii=False)
-    return f"{SECTION}{CALL}{call.name}{SEP}{body}{CALL_END}{SECTION_END}"
-
-
-OPENERS = openers(other_head())
+OPENERS, read_region = per_call_regions(WIRE, other_head(), _read_call)
 
 _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}get_exchange_rate{SEP}{_ARGS}{CALL_END}"
 CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="deepseek-v3.1",
     description="<｜tool▁call▁begin｜>NAME<｜tool▁sep｜>{...} in a calls section (DeepSeek V3.1)",
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=(SECTION_END, CALL_END),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(f"{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,), source="DeepSeek-V3.1's template"),
         Sample(f"<think>The user wants a rate.</think>{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,),

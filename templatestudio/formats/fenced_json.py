@@ -15,18 +15,26 @@ call whose first key is not ``name``.
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
-)
-from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string
 from templatestudio.wire.jsonbody import call_from, decode_at, looks_like_schema, skip_space
-from templatestudio.resumable_match import either, literal, optional, sequence
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
-OPEN, CLOSE = "```json", "```"
+# The writer's shape and the opener (derived: any fenced JSON object or list
+# is a region, so a JSON value inside a code block is never mistaken for a
+# bare call). The reader is the module's own: a fenced block is often data
+# or documentation, so JSON that is not a call stays text instead of raising.
+WIRE = WireShape(
+    call=Call("```json", "```", head="\n", tail="\n",
+              refused=(("[", "a list of calls in one fenced block is not this format"),)),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", also=("parameters",), string_ok=True),
+    stop_tokens=("<|im_end|>",),
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -87,30 +95,15 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(call, 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}\n{json.dumps({'name': call.name, 'arguments': call.arguments}, ensure_ascii=False)}\n{CLOSE}"
-
-
-_NAME_KEY = either(literal('"name"'), literal("'name'"))
-OPENER = Opener(
-    OPEN,
-    # Any fenced JSON object or list is a region, so a JSON value inside a
-    # code block is never mistaken for a bare call; read_region keeps data as text.
-    opener_pattern(OPEN, SPACES, either(literal("{"), literal("["))),
-    lambda: TagExtent(len(OPEN), CLOSE, "json"),
-)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="fenced-json",
     description='a fenced json code block holding {"name", "arguments"} (Qwen2.5-Coder)',
-    openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample('```json\n{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}\n```', (CALL,),
                source="Qwen2.5-Coder habit"),

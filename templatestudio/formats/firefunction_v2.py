@@ -23,18 +23,20 @@ firefunction. No reasoning block, no ids.
 
 from __future__ import annotations
 
-import json
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern,
+# Openers, reader, writer and closers are derived from this declaration. The
+# marker reaches into the list's bracket: "functools" alone is a word of prose.
+WIRE = WireShape(
+    call=Call("functools", marker="functools["),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", listed=JsonList()),
+    stop_tokens=("<|eot_id|>",),
 )
-from templatestudio.wire.extents import ValueExtent
-from templatestudio.wire.jsonbody import calls_from, decode_whole
-from templatestudio.resumable_match import literal
 
-MARKER = "functools["
-_WORD = "functools"
+MARKER = WIRE.call.marker
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -51,36 +53,15 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    payload = decode_whole(region, len(_WORD), len(region), found)
-    if not payload:
-        raise CallSyntaxError("an empty list of calls")
-    return region_spans(calls_from(payload), len(region))
-
-
-def write_call(call: ParsedToolCall) -> str:
-    return _WORD + json.dumps([{"name": call.name, "arguments": call.arguments}], ensure_ascii=False)
-
-
-OPENER = Opener(
-    MARKER,
-    opener_pattern(MARKER, SPACES, literal("{")),
-    lambda: ValueExtent(len(_WORD)),  # the list's own bracket is the value
-)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = ' functools[{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}]'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="firefunction-v2",
     description='functools[{"name", "arguments"}, ...] after the text (Fireworks firefunction-v2)',
-    openers=(OPENER,),
-    read_region=read_region,
-    write_call=write_call,
-    closers=("]",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(_ONE, (CALL,), source="firefunction-v2's template"),
         Sample('I will check both. functools[{"name": "a", "arguments": {}}, '

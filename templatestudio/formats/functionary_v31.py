@@ -25,20 +25,22 @@ and code after it is refused or text there). No reasoning block, no ids.
 
 from __future__ import annotations
 
-import json
-import re
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.shape import NEVER, Call, JsonObject, NameBetween, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+# Openers, reader, writer and closers are derived from this declaration.
+WIRE = WireShape(
+    # As qwen-xml's bare tag: a reply ending inside the tag is prose (cut_after: never).
+    call=Call("<function=", "</function>", cut_after=NEVER),
+    # No quote in the tag, so the extent's string tracking starts at the JSON.
+    name=NameBetween("", ">", chars=r'[^<>\n"]'),
+    arguments=JsonObject(),
+    separator="",
+    stop_tokens=("<|eom_id|>", "<|eot_id|>"),
 )
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.jsonbody import decode_at, skip_space
-from templatestudio.resumable_match import sequence, chars, either, literal, run
 
-OPEN, CLOSE = "<function=", "</function>"
-_NAME_CHARS = r'[^<>\n"]'  # what the tag can hold: no quote, so the extent's string tracking starts at the JSON
-_BAD_NAME = re.compile(r"[ \t\r\n]")
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -55,49 +57,15 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    head_end = region.index(">", len(OPEN))  # the opener matched: the tag is whole
-    name = region[len(OPEN) : head_end]
-    if _BAD_NAME.search(name):
-        raise CallSyntaxError(f"the function name {name!r} holds whitespace")
-    start = skip_space(region, head_end + 1)
-    if region.startswith('"', start):
-        raise CallSyntaxError(f"the arguments of {name!r} are a JSON string, not an object")
-    arguments, after = decode_at(region, start, found)
-    if not isinstance(arguments, dict):
-        raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
-    after = skip_space(region, after)
-    if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
-        raise CallSyntaxError(f"expected {CLOSE} after the arguments of {name!r}, at offset {after}")
-    return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
-
-
-def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}{call.name}>{json.dumps(call.arguments, ensure_ascii=False)}{CLOSE}"
-
-
-OPENER = Opener(
-    OPEN,
-    opener_pattern(OPEN, run(chars(_NAME_CHARS), at_least=1), literal(">"), SPACES,
-                   # A JSON object opens with a key or closes at once; "{...}" in prose does neither.
-                   either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"'))),
-    lambda: TagExtent(len(OPEN), CLOSE, "json"),
-    cut_after=1 << 30,  # as qwen-xml's bare tag: a reply ending inside the tag is prose
-)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '<function=get_exchange_rate>{"base": "EUR", "quote": "JPY"}</function>'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="functionary-v3.1",
     description="<function=NAME>{JSON arguments}</function> (MeetKai Functionary v3.1)",
-    openers=(OPENER,),
-    read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(_ONE, (CALL,), source="Functionary v3.1's template"),
         Sample('<function=a>{}</function><function=b>{"x": [1, 2]}</function>',

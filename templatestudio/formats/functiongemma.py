@@ -26,16 +26,24 @@ The response template, like Gemma 4's, reads only names of word characters
 
 from __future__ import annotations
 
-import re
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.keyed_values import any_key, bad_key
+from templatestudio.wire.shape import Call, NameBetween, OwnValues, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.keyed_values import KeyedValues, any_key, bad_key, write_value
-from templatestudio.resumable_match import literal
+# Openers, reader, writer and closers are derived from this declaration
+# (the arguments in the keyed-values grammar of ``wire.keyed_values``; the
+# call's extent steps over strings between the format's own quote). "call:"
+# after the token opens a call; the token alone in prose does not.
+WIRE = WireShape(
+    call=Call("<start_function_call>", "<end_function_call>"),
+    name=NameBetween("call:", ""),
+    arguments=OwnValues("<escape>"),
+    separator="",
+    stop_tokens=("<end_of_turn>", "<start_function_response>"),
+)
 
-OPEN, CLOSE, QUOTE = "<start_function_call>", "<end_function_call>", "<escape>"
-_HEAD = re.compile(r"call:([^\W0-9][\w.\-]*)")
+OPEN, CLOSE, QUOTE = WIRE.call.open, WIRE.call.close, WIRE.arguments.quote
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -54,35 +62,15 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    head = _HEAD.match(region, len(OPEN))
-    if head is None or not region.startswith("{", head.end()):
-        raise CallSyntaxError(f"expected call:NAME{{ after {OPEN}")
-    arguments, after = KeyedValues(region, QUOTE).object(head.end(), 1)
-    if not region.startswith(CLOSE, after) or after + len(CLOSE) != len(region):
-        raise CallSyntaxError(f"expected {CLOSE} at offset {after}")
-    return [CallSpan(ParsedToolCall(head.group(1), arguments), 0, len(region))]
-
-
-def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}call:{call.name}{write_value(call.arguments, QUOTE)}{CLOSE}"
-
-
-# "call:" after the token opens a call; the token alone in prose does not.
-OPENER = Opener(OPEN, opener_pattern(OPEN, literal("call:")), lambda: TagExtent(len(OPEN), CLOSE, QUOTE))
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = f"{OPEN}call:get_exchange_rate{{base:{QUOTE}EUR{QUOTE},quote:{QUOTE}JPY{QUOTE}}}{CLOSE}"
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="functiongemma",
     description="<start_function_call>call:NAME{key:value}<end_function_call> with <escape> strings (FunctionGemma)",
-    openers=(OPENER,),
-    read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(_ONE, (CALL,), source="tool_chat_template_functiongemma"),
         Sample(f"{OPEN}call:s{{limit:10,live:true,o:{{days:7}},p:[{QUOTE}a{QUOTE},1.5],since:null}}{CLOSE}",

@@ -24,10 +24,23 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.extents import TagExtent
 # The value grammar is shared with FunctionGemma; MAX_NESTING stays importable from here.
-from templatestudio.wire.keyed_values import MAX_NESTING, KeyedValues, any_key, bad_key, write_value  # noqa: F401
+from templatestudio.wire.keyed_values import MAX_NESTING, KeyedValues, any_key, bad_key  # noqa: F401
 from templatestudio.resumable_match import either, literal
+from templatestudio.wire.shape import Call, NameBetween, OwnValues, Reasoning, WireShape
 
-OPEN, CLOSE, QUOTE = "<|tool_call>", "<tool_call|>", '<|"|>'
+# The writer's shape. The opener and reader are the module's own: the
+# reader also takes the bare ":NAME" head and whitespace before it, and the
+# extent steps over strings between the format's own quote.
+WIRE = WireShape(
+    call=Call("<|tool_call>", "<tool_call|>"),
+    name=NameBetween("call:", ""),
+    arguments=OwnValues('<|"|>'),
+    separator="",
+    reasoning=Reasoning("<|channel>thought\n", "<channel|>"),
+    stop_tokens=("<turn|>",),
+)
+
+OPEN, CLOSE, QUOTE = WIRE.call.open, WIRE.call.close, WIRE.arguments.quote
 _HEAD = re.compile(r"[ \t\r\n]*(?:call)?:([^\W0-9][\w.\-]*)")
 
 RESPONSE_TEMPLATE = {
@@ -58,10 +71,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(ParsedToolCall(head.group(1), arguments), 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return f"{OPEN}call:{call.name}{write_value(call.arguments, QUOTE)}{CLOSE}"
-
-
 # "call:" (or the bare ":" variant) after the token opens a call; prose that
 # names the token ("the <|tool_call> token") does not, and a reply cut in
 # the middle of "call:" is a call cut short.
@@ -71,16 +80,14 @@ CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '<|tool_call>call:get_exchange_rate{base:<|"|>EUR<|"|>,quote:<|"|>JPY<|"|>}<tool_call|>'
 
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="gemma4",
     description='<|tool_call>call:NAME{key:value}<tool_call|> with <|"|> strings (Gemma 4)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<|channel>thought\n", "<channel|>"),
     samples=(
         Sample(_ONE, (CALL,), source="Gemma 4's template"),
         Sample("<|channel>thought\nThe user wants a rate.<channel|>" + _ONE, (CALL,)),

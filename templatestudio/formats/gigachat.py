@@ -29,17 +29,30 @@ are read as two calls. No reasoning block, no ids.
 
 from __future__ import annotations
 
-import json
-
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import ThenOptionalCloser, ValueExtent, only_closer_after
+from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import either, literal
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
-MESSAGE_SEP, CALL_TURN, FUNCTION_CALL = "<|message_sep|>", "function call<|role_sep|>", "<|function_call|>"
+# The writer's shape and the literals a call opens with. The reader is the
+# module's own: a call opens three ways (GigaChat 3's call turn, with or
+# without the message separator before it, and 3.1's token), and the
+# separator that ends the call turn after the JSON belongs to the call.
+WIRE = WireShape(
+    call=Call("<|function_call|>", also_opens=("<|message_sep|>", "function call<|role_sep|>")),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments"),
+    separator="",
+    stop_tokens=("<|message_sep|>",),
+)
+
+FUNCTION_CALL = WIRE.call.open
+MESSAGE_SEP, CALL_TURN = WIRE.call.also_opens
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -71,10 +84,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(call, 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return FUNCTION_CALL + json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
-
-
 _OBJECT = either(literal("{"), literal("["))
 
 
@@ -83,27 +92,25 @@ def _extent(skip: int):
     return lambda: ThenOptionalCloser(ValueExtent(skip), MESSAGE_SEP)
 
 OPENERS = (
+    Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), _extent(len(FUNCTION_CALL))),
     # GigaChat 3: the end of the assistant's message, then the call turn.
     # Ending right after the separator is a plain message (cut_after: never);
     # a reply cut inside the call turn's role is caught by the next opener.
     Opener(MESSAGE_SEP, opener_pattern(MESSAGE_SEP, SPACES, literal(CALL_TURN), SPACES, _OBJECT),
            _extent(len(MESSAGE_SEP)), cut_after=1 << 30),
     Opener(CALL_TURN, opener_pattern(CALL_TURN, SPACES, _OBJECT), _extent(len(CALL_TURN))),
-    Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), _extent(len(FUNCTION_CALL))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _JSON = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="gigachat",
     description="GigaChat's function call<|role_sep|> turn (v3) or <|function_call|> (v3.1), then a JSON call",
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=("}",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(f"{MESSAGE_SEP}\n\n{CALL_TURN}\n{_JSON}", (CALL,), source="GigaChat 3's template"),
         Sample(f"Let me check.{MESSAGE_SEP}\n\n{CALL_TURN}\n{_JSON}{MESSAGE_SEP}", (CALL,),

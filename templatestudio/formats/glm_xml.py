@@ -28,7 +28,6 @@ closed. Not handled: a value holding ``</arg_value>`` or ``</tool_call>``
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -37,10 +36,21 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, WireShape
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
-KEY, END_KEY = "<arg_key>", "</arg_key>"
-VALUE, END_VALUE = "<arg_value>", "</arg_value>"
+# The writer's shape. The opener and reader are the module's own: the name
+# runs from the tag to the first whitespace or tag, with no literal after it.
+WIRE = WireShape(
+    call=Call("<tool_call>", "</tool_call>"),
+    name=NameBetween("", "", head="\n"),
+    arguments=KeyValuePairs("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", values="json"),
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<|user|>", "<|observation|>"),
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+KEY, END_KEY = WIRE.arguments.key_open, WIRE.arguments.key_close
+VALUE, END_VALUE = WIRE.arguments.value_open, WIRE.arguments.value_close
 _NAME = re.compile(r"[^ \t\n\r<>]+")
 _SPACE = re.compile(f"{WS}*")
 
@@ -89,16 +99,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
 
 
-def _text(value: object) -> str:
-    # What the templates write: a string as it is, anything else as its JSON.
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def write_call(call: ParsedToolCall) -> str:
-    pairs = "".join(f"{KEY}{key}{END_KEY}\n{VALUE}{_text(value)}{END_VALUE}\n" for key, value in call.arguments.items())
-    return f"{OPEN}{call.name}\n{pairs}{CLOSE}"
-
-
 OPENER = Opener(
     OPEN,
     opener_pattern(OPEN, chars(r"[^ \t\n\r<>{\[]"), run(chars(r"[^ \t\n\r<>]")), SPACES,
@@ -112,16 +112,14 @@ _NEWLINES = ("<tool_call>get_exchange_rate\n<arg_key>base</arg_key>\n<arg_value>
 _COMPACT = ("<tool_call>get_exchange_rate<arg_key>base</arg_key><arg_value>EUR</arg_value>"
             "<arg_key>quote</arg_key><arg_value>JPY</arg_value></tool_call>")
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="glm-xml",
     description="<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5, 4.6, 4.7)",
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample("\n<think></think>\n" + _NEWLINES, (CALL,), source="glm4moe (GLM-4.5/4.6) template"),
         Sample(_COMPACT, (CALL,), source="GLM-4.7-Flash template"),

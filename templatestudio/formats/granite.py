@@ -16,17 +16,20 @@ as a string, ``parameters`` or any other key, a list never closed. Granite
 
 from __future__ import annotations
 
-import json
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+# Openers, reader, writer and closers are derived from this declaration. No
+# closing literal: the list's own bracket ends the calls.
+WIRE = WireShape(
+    call=Call("<|tool_call|>", refused=(("{", "<|tool_call|> must be followed by a JSON list of calls, not a dict"),)),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", listed=JsonList(indent=4)),
+    stop_tokens=("<|end_of_text|>",),
 )
-from templatestudio.wire.extents import ValueExtent
-from templatestudio.wire.jsonbody import calls_from, decode_whole
-from templatestudio.resumable_match import chars
 
-MARKER = "<|tool_call|>"
+MARKER = WIRE.call.open
 END_OF_TEXT = "<|end_of_text|>"
 
 RESPONSE_TEMPLATE = {
@@ -44,36 +47,16 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    payload = decode_whole(region, len(MARKER), len(region), found)
-    if not isinstance(payload, list):
-        raise CallSyntaxError(f"{MARKER} must be followed by a JSON list of calls, not a {type(payload).__name__}")
-    if not payload:
-        raise CallSyntaxError("an empty list of calls")
-    return region_spans(calls_from(payload), len(region))
-
-
-def write_call(call: ParsedToolCall) -> str:
-    return MARKER + json.dumps([{"name": call.name, "arguments": call.arguments}], ensure_ascii=False, indent=4)
-
-
-OPENER = Opener(MARKER, opener_pattern(MARKER, SPACES, chars(r"[\[{]")), lambda: ValueExtent(len(MARKER)))
-
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="granite",
     description='<|tool_call|> then a JSON list of {"name", "arguments"} (IBM Granite 3.x)',
-    openers=(OPENER,),
-    read_region=read_region,
-    write_call=write_call,
-    closers=("]",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
-        Sample(write_call(CALL), (CALL,), source="vLLM's Granite template (indent=4)"),
+        Sample(WIRE.write_call(CALL), (CALL,), source="vLLM's Granite template (indent=4)"),
         Sample(f'{MARKER}[{{"name": "get_exchange_rate", "arguments": {{"base": "EUR", "quote": "JPY"}}}}, '
                f'{{"name": "ping", "arguments": {{}}}}]', (CALL, ParsedToolCall("ping", {})), source="two calls"),
         Sample(f'{MARKER} [{{"name": "f", "arguments": {{"x": [1, 2.5, null, true]}}}}]\nDone.',

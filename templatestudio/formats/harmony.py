@@ -56,12 +56,34 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole
 from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.wire.shape import Call, HandWritten, JsonObject, Reasoning, WireShape
 
-START, ASSISTANT, CHANNEL, MESSAGE = "<|start|>", "assistant", "<|channel|>", "<|message|>"
-CALL_END, END, RETURN, CONSTRAIN = "<|call|>", "<|end|>", "<|return|>", "<|constrain|>"
-TO, FUNCTIONS = "to=", "functions."
-BOUNDARY = END + START + ASSISTANT
-ANALYSIS = CHANNEL + "analysis" + MESSAGE
+# The declared shape: what a declaration can say of harmony is its literals
+# (the markers, the closer, the reasoning pair, the framing); its header is
+# not a fixed envelope, so the name, the openers, the reader and the writer
+# are this module's own.
+WIRE = WireShape(
+    call=Call("<|channel|>", "<|call|>", also_opens=("to=",)),
+    name=HandWritten(
+        "the recipient to=functions.NAME stands in the message header, before the channel "
+        "(the template's history) or after it (the model's), with an optional content type; "
+        "the channel decides whether the header opens a call, a reasoning or a content message"
+    ),
+    arguments=JsonObject(),
+    separator="",
+    reasoning=Reasoning("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"),
+    stop_tokens=("<|call|>", "<|return|>"),
+    closer_optional=True,  # a server that stops on <|call|> removes it
+    # Headers of final and commentary messages, the boundary before a header,
+    # and <|return|>: the reply's framing, dropped by the reader.
+    framing=("<|channel|>", "<|end|><|start|>assistant", "<|return|>"),
+)
+
+START, ASSISTANT, MESSAGE = "<|start|>", "assistant", "<|message|>"
+CHANNEL, CALL_END = WIRE.call.open, WIRE.call.close
+END, RETURN, CONSTRAIN = "<|end|>", WIRE.framing[-1], "<|constrain|>"
+(TO,), FUNCTIONS = WIRE.call.also_opens, "functions."
+ANALYSIS, BOUNDARY = WIRE.reasoning_pair
 _NEVER = 1 << 30  # cut_after for framing: a reply cut inside it is prose
 _RECIPIENT = re.compile(r'to=([^ \t\n\r<"]+)')
 _CHANNEL_NAME = re.compile(r"[a-z]+")
@@ -133,6 +155,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
 
 
+# Hand-written: the declared name is (see WIRE), so the header is written here.
 def write_call(call: ParsedToolCall) -> str:
     body = json.dumps(call.arguments, ensure_ascii=False)
     return f"{CHANNEL}commentary {TO}{FUNCTIONS}{call.name} {CONSTRAIN}json{MESSAGE}{body}{CALL_END}"
@@ -169,16 +192,15 @@ _MODEL = f"{CHANNEL}commentary to=functions.get_exchange_rate {CONSTRAIN}json{ME
 _TEMPLATE = f"to=functions.get_exchange_rate{CHANNEL}commentary json{MESSAGE}{_ARGS}{CALL_END}"
 _THINK = f"{ANALYSIS}The user wants a rate.{BOUNDARY}"
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="harmony",
     description="<|channel|>commentary to=functions.NAME ...<|message|>{JSON}<|call|> (OpenAI gpt-oss harmony)",
     openers=CALL_OPENERS + FRAMING,
     read_region=read_region,
     write_call=write_call,
-    closers=(CALL_END,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=(ANALYSIS, BOUNDARY),
     samples=(
         Sample(" " + _TEMPLATE, (CALL,), source="gpt-oss-120b template, right after the generation prompt"),
         Sample(_THINK + " " + _TEMPLATE, (CALL,), source="gpt-oss-120b template with thinking"),

@@ -18,12 +18,23 @@ Reasoning: Qwen3's ``<think>…</think>`` at the start of the reply.
 from __future__ import annotations
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.wire.base import SPACES, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.tagged_json import read_tagged_json, write_tagged_json
-from templatestudio.resumable_match import either, literal
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, Reasoning, WireShape
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
+# Everything about the wire, declared: openers, reader, writer, closers and
+# reasoning are derived from it (see ``wire.shape``).
+WIRE = WireShape(
+    call=Call("<tool_call>", "</tool_call>", head="\n", tail="\n",
+              refused=(("[", "a JSON list inside <tool_call> is not this format's call"),)),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", string_ok=True),
+    separator="\n",
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<|im_end|>",),
+    closer_optional=True,
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 _CHATML = "<|im_start|>assistant\n"
 
 RESPONSE_TEMPLATE = {
@@ -42,24 +53,14 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-OPENER = Opener(
-    OPEN,
-    opener_pattern(OPEN, SPACES, either(literal("{"), literal("["))),
-    lambda: TagExtent(len(OPEN), CLOSE, "json", close_at_end=True),
-)
-
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="hermes",
     description='JSON {"name", "arguments"} inside <tool_call> tags (Qwen2.5, Qwen3, QwQ, Hermes)',
-    openers=(OPENER,),
-    read_region=lambda region, opener, found: read_tagged_json(region, OPEN, CLOSE, close_optional=True, found=found),
-    write_call=lambda call: write_tagged_json(call, OPEN, CLOSE),
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(f'{OPEN}\n{{"name": "get_exchange_rate", "arguments": {{"base": "EUR", "quote": "JPY"}}}}\n{CLOSE}', (CALL,),
                source="Qwen3-0.6B's template"),

@@ -24,15 +24,25 @@ call with ``parameters`` comes back from it under that key, not
 
 from __future__ import annotations
 
-import json
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
-from templatestudio.resumable_match import sequence, either, literal
+# Openers, reader, writer and closers are derived from this declaration.
+WIRE = WireShape(
+    call=Call(
+        "<|action_start|>", "<|action_end|>", head="<|plugin|>\n",
+        # A code-interpreter action opens like a call; it is code to run, so it is refused, not shown.
+        refused=(("<|interpreter|>", "a code-interpreter action (<|interpreter|>) is not a tool call and is not read"),),
+    ),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", also=("parameters",)),
+    stop_tokens=("<|action_end|>", "<|im_end|>"),
+    closer_optional=True,
+)
 
-OPEN, PLUGIN, INTERPRETER, CLOSE = "<|action_start|>", "<|plugin|>", "<|interpreter|>", "<|action_end|>"
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+PLUGIN, INTERPRETER = WIRE.call.head.strip(), WIRE.call.refused[0][0]
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -49,49 +59,15 @@ RESPONSE_TEMPLATE = {
     },
 }
 
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    position = skip_space(region, len(OPEN))
-    if region.startswith(INTERPRETER, position):
-        raise CallSyntaxError(f"a code-interpreter action ({INTERPRETER}) is not a tool call and is not read")
-    if not region.startswith(PLUGIN, position):
-        raise CallSyntaxError(f"expected {PLUGIN} after {OPEN}")
-    start = skip_space(region, position + len(PLUGIN))
-    if not region.startswith("{", start):
-        raise CallSyntaxError(f"no JSON object after {PLUGIN}")
-    payload, after = decode_at(region, start, found)
-    call, _ = call_from(payload, argument_keys=("arguments", "parameters"))
-    after = skip_space(region, after)
-    if after == len(region) or (region.startswith(CLOSE, after) and after + len(CLOSE) == len(region)):
-        return [CallSpan(call, 0, len(region))]
-    raise CallSyntaxError(f"expected {CLOSE} after the call's JSON, at offset {after}")
-
-
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
-    return f"{OPEN}{PLUGIN}\n{body}{CLOSE}"
-
-
-OPENER = Opener(
-    OPEN,
-    # The action's JSON (or the interpreter's code) must follow: prose naming
-    # the tokens ("opens with <|action_start|><|plugin|> and …") stays text.
-    opener_pattern(OPEN, SPACES, either(sequence(literal(PLUGIN), SPACES, literal("{")), literal(INTERPRETER))),
-    lambda: TagExtent(len(OPEN), CLOSE, "json", close_at_end=True),
-)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _JSON = '"name": "get_exchange_rate", "{key}": {{"base": "EUR", "quote": "JPY"}}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="internlm2",
     description='<|action_start|><|plugin|> then JSON {"name", "arguments"|"parameters"} (InternLM2)',
-    openers=(OPENER,),
-    read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE,),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(f"{OPEN}{PLUGIN}\n{{{_JSON.format(key='arguments')}}}{CLOSE}", (CALL,),
                source="tool_chat_template_internlm2_tool"),

@@ -24,7 +24,6 @@ template writes one; it stays text).
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import ParsedToolCall
@@ -35,9 +34,23 @@ from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.sections import expect, json_object_at, read_section
 from templatestudio.resumable_match import either, literal
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, Section, WireShape
 
-SECTION, SECTION_END = "<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"
-CALL, ARGUMENTS, CALL_END = "<|tool_call_begin|>", "<|tool_call_argument_begin|>", "<|tool_call_end|>"
+# The writer's shape. The opener and reader are the module's own
+# (``wire.sections``): the call id functions.NAME:IDX is the name, and a
+# section's calls are read in one region.
+WIRE = WireShape(
+    section=Section("<|tool_calls_section_begin|>", "<|tool_calls_section_end|>"),
+    call=Call("<|tool_call_begin|>", "<|tool_call_end|>"),
+    name=NameBetween("functions.", "<|tool_call_argument_begin|>", index=":0"),
+    arguments=JsonObject(),
+    separator="",
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<|im_end|>",),
+)
+
+SECTION, SECTION_END = WIRE.section.open, WIRE.section.close
+CALL, ARGUMENTS, CALL_END = WIRE.call.open, WIRE.name.close, WIRE.call.close
 _ID = re.compile(r"[^ \t\n\r<]+")
 _PARTS = re.compile(r"functions\.(.+):([0-9]+)")
 
@@ -78,11 +91,6 @@ def read_region(region: str, opener: Opener, found: Found | None):
     return read_section(region, SECTION, SECTION_END, CALL, _read_call, found=found)
 
 
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps(call.arguments, ensure_ascii=False)
-    return f"{SECTION}{CALL}functions.{call.name}:0{ARGUMENTS}{body}{CALL_END}{SECTION_END}"
-
-
 OPENER = Opener(
     SECTION,
     opener_pattern(SECTION, SPACES, either(literal(CALL), literal(SECTION_END))),
@@ -93,16 +101,14 @@ _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}functions.get_exchange_rate:0{ARGUMENTS}{_ARGS}{CALL_END}"
 CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="kimi-k2",
     description="<|tool_call_begin|>functions.NAME:IDX<|tool_call_argument_begin|>{...} in a calls section (Kimi K2)",
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(SECTION_END, CALL_END),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(f"{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,), ids=("functions.get_exchange_rate:0",),
                source="moonshotai-Kimi-K2's template"),

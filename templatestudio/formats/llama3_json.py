@@ -18,7 +18,6 @@ are refused, not read; the ``;`` vLLM accepts between calls stays content.
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -29,8 +28,20 @@ from templatestudio.wire.bare_json import LLAMA3_OPENING
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
 from templatestudio.resumable_match import chars, either, literal, run, sequence
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
-TAG = "<|python_tag|>"
+# The writer's shape. The openers and reader are the module's own: a bare
+# object opens at "{" only with Llama 3's keys (``wire.bare_json``), and an
+# object that turns out not to be a call is prose, not an error.
+WIRE = WireShape(
+    call=Call("", marker="{", also_opens=("<|python_tag|>",)),
+    name=NameKey("name"),
+    arguments=JsonArguments("parameters", string_ok=True, extras={"type": lambda value: value == "function"}),
+    separator="; ",
+    stop_tokens=("<|eom_id|>", "<|eot_id|>"),
+)
+
+(TAG,) = WIRE.call.also_opens
 _STRICT_START = re.compile(
     rf'\{{{WS}*(?:"type"{WS}*:{WS}*"function"{WS}*,{WS}*)?"name"{WS}*:{WS}*"[^"\\]*"{WS}*,{WS}*"(?:parameters|arguments)"{WS}*:'
     # Python-dict quoting of the same keys: opens like a call, is not JSON.
@@ -85,10 +96,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(call, 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return json.dumps({"name": call.name, "parameters": call.arguments}, ensure_ascii=False)
-
-
 OPENERS = (
     Opener("{", LLAMA3_OPENING, lambda: ValueExtent(0), cut_after=3),
     # After the tag: JSON, or a built-in call such as brave_search.call( — not a word of prose.
@@ -101,16 +108,14 @@ OPENERS = (
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="llama3-json",
     description='{"name", "parameters"} JSON, maybe after <|python_tag|>, anywhere in the reply (Llama 3.1-3.3)',
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=("}",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(_ONE, (CALL,), source="Llama 3.1's template"),
         Sample(TAG + _ONE, (CALL,)),

@@ -21,7 +21,6 @@ closed. Not handled: names or keys holding ``"`` and values holding
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -30,10 +29,22 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import literal
+from templatestudio.wire.shape import Call, Invoke, Reasoning, Section, WireShape, XmlParameters
 
-OPEN, CLOSE = "<minimax:tool_call>", "</minimax:tool_call>"
-INVOKE, END_INVOKE = '<invoke name="', "</invoke>"
-PARAMETER, END_PARAMETER = '<parameter name="', "</parameter>"
+# The writer's shape. The opener and reader are the module's own: several
+# invokes share one block, each a span of it.
+WIRE = WireShape(
+    section=Section("<minimax:tool_call>", "</minimax:tool_call>", head="\n", tail="\n"),
+    call=Call(),
+    name=Invoke('<invoke name="', '">', "</invoke>", head="\n"),
+    arguments=XmlParameters('<parameter name="', '">', "</parameter>", values="json"),
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("[e~[",),
+)
+
+OPEN, CLOSE = WIRE.section.open, WIRE.section.close
+INVOKE, END_INVOKE = WIRE.name.open, WIRE.name.close
+PARAMETER, END_PARAMETER = WIRE.arguments.open, WIRE.arguments.close
 _SPACE = re.compile(f"{WS}*")
 
 RESPONSE_TEMPLATE = {
@@ -102,15 +113,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return spans
 
 
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-
-
-def write_call(call: ParsedToolCall) -> str:
-    parameters = "".join(f'{PARAMETER}{key}">{_text(value)}{END_PARAMETER}\n' for key, value in call.arguments.items())
-    return f'{OPEN}\n{INVOKE}{call.name}">\n{parameters}{END_INVOKE}\n{CLOSE}'
-
-
 OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(INVOKE)), lambda: TagExtent(len(OPEN), CLOSE))
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
@@ -118,16 +120,14 @@ _INVOKE = ('<invoke name="get_exchange_rate">\n<parameter name="base">EUR</param
            '<parameter name="quote">JPY</parameter>\n</invoke>\n')
 _ONE = f"{OPEN}\n{_INVOKE}{CLOSE}"
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="minimax-xml",
     description='<minimax:tool_call><invoke name="NAME"><parameter name="k">text (MiniMax M2)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE, END_INVOKE),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample("\n" + _ONE, (CALL,), source="MiniMax-M2's template"),
         Sample(f"<think>\nThe user wants a rate.\n</think>\n\n{_ONE}", (CALL,), source="with reasoning"),

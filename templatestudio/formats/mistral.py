@@ -25,9 +25,22 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
-from templatestudio.resumable_match import chars, either, literal, run, sequence
+from templatestudio.resumable_match import chars, either, sequence
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, WireShape
 
-MARKER, ARGS, CALL_ID = "[TOOL_CALLS]", "[ARGS]", "[CALL_ID]"
+# The writer's shape (NAME[ARGS], one token per call). The opener and reader
+# are the module's own: after the token Mistral writes either this or a JSON
+# list of call objects (older models), with an optional [CALL_ID] in the
+# name's place (Magistral).
+WIRE = WireShape(
+    call=Call("[TOOL_CALLS]"),
+    name=NameBetween("", "[ARGS]"),
+    arguments=JsonObject(string_ok=True),
+    separator="",
+    stop_tokens=("</s>",),
+)
+
+MARKER, ARGS, CALL_ID = WIRE.call.open, WIRE.name.close, "[CALL_ID]"
 _NAMED = re.compile(r"([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9]+))?\[ARGS\]")
 _ID = {"id": lambda value: isinstance(value, str) and value.isascii() and value.isalnum()}
 
@@ -92,10 +105,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(ParsedToolCall(named.group(1), arguments), 0, len(region), named.group(2))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return f"{MARKER}{call.name}{ARGS}{json.dumps(call.arguments, ensure_ascii=False)}"
-
-
 # Any word character right after the token opens a call (a name the reader
 # cannot take, such as "Å" or "get weather", is refused, not shown).
 _NAME_CHAR = chars(r"[\w.\-]")
@@ -113,16 +122,14 @@ OPENER = Opener(
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ARGS = '{"base": "EUR", "quote": "JPY"}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="mistral",
     description="[TOOL_CALLS] then a JSON list, or NAME[ARGS]{...} per call (Mistral)",
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=("]", "}"),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(f'{MARKER}[{{"name": "get_exchange_rate", "arguments": {_ARGS}}}]', (CALL,), source="Mistral Small 3.1"),
         Sample(f'{MARKER} [{{"name": "get_exchange_rate", "arguments": {_ARGS}, "id": "call00001"}}]', (CALL,),

@@ -38,7 +38,6 @@ reasoning channel.
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -46,6 +45,17 @@ from templatestudio.wire.base import Found, WS, CallSyntaxError, Format, NearMis
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole
+from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
+
+# The writer's shape. The opener and reader are the module's own: a bare
+# object opens at "{" only with Phi-4-mini's keys (``wire.bare_json``), and
+# an object with no name is data, not a call.
+WIRE = WireShape(
+    call=Call("", marker="{"),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments"),
+    separator=", ",
+)
 
 _PYTHON_ARGUMENTS = re.compile(rf'"arguments"{WS}*:{WS}*[{{\[]{WS}*\'')
 
@@ -96,24 +106,18 @@ def _object_then_name_first(value: object) -> bool:
     return False
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return json.dumps({"name": call.name, "arguments": call.arguments}, ensure_ascii=False)
-
-
 OPENER = Opener("{", ARGUMENTS_OPENING, lambda: ValueExtent(0), cut_after=3)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="phi4-mini",
     description='bare JSON {"name", "arguments"} objects (Phi-4-mini)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=("}",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(_ONE, (CALL,), source="tool_chat_template_phi4_mini, JSON-string arguments"),
         Sample('{"name": "a", "arguments": {}},\n{"name": "b", "arguments": {"x": [1, {"y": null}]}}',

@@ -10,26 +10,36 @@ such a call ends at the first ``</function>``, so in that shape (never
 written by the writer or the templates) a value cannot hold it. A value
 that starts or ends with a newline comes back whole: the templates write a
 newline of their own on each side, and exactly one is taken.
-Reasoning: ``<think>…</think>`` at the start of the reply.
+Reasoning: ``<think>…</think>`` at the start of the reply. The shape is
+declared in ``WIRE``; the function element and its parameters are read by
+``wire.xml_params`` from that declaration, as Seed-OSS's are.
 """
 
 from __future__ import annotations
 
-import re
-
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
-)
+from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
+from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import chars, either, literal, run
 
-OPEN, CLOSE = "<tool_call>", "</tool_call>"
-FUNCTION, END_FUNCTION = "<function=", "</function>"
-PARAMETER, END_PARAMETER = "<parameter=", "</parameter>"
-_SPACE = re.compile(f"{WS}*")
-_HEAD = re.compile(rf"{WS}*<function=([^<>\n]+)>")
-_PARAM = re.compile(rf"{WS}*<parameter=([^<>\n]+)>")
+# Everything the writer writes, declared: write_call, markers, closers and
+# reasoning come from it. The openers and reader below are the module's own
+# (hand-written): a call also opens with a bare <function=NAME> (Qwen3.5
+# replies that drop the wrapper), which a declaration only lists.
+WIRE = WireShape(
+    call=Call("<tool_call>", "</tool_call>", head="\n", tail="\n", also_opens=("<function=",)),
+    name=Invoke("<function=", ">", "</function>", head="\n"),
+    arguments=XmlParameters("<parameter=", ">", "</parameter>", newline_inside=True, values="str"),
+    reasoning=Reasoning("<think>", "</think>"),
+    stop_tokens=("<|im_end|>",),
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+FUNCTION, END_FUNCTION = WIRE.name.open, WIRE.name.close
+PARAMETER = WIRE.arguments.open
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -49,41 +59,17 @@ RESPONSE_TEMPLATE = {
 }
 
 
-def _strip_one_newline(value: str) -> str:
-    if value.startswith("\n"):
-        value = value[1:]
-    return value[:-1] if value.endswith("\n") else value
-
-
-def read_function(region: str, start: int, end: int) -> tuple[ParsedToolCall, int]:
-    """The <function=…>…</function> call in region[start:end] and the offset past it."""
-    head = _HEAD.match(region, start, end)
-    if head is None:
-        raise CallSyntaxError("no <function=NAME> where the call should start")
-    arguments: dict[str, str] = {}
-    position = head.end()
-    while (parameter := _PARAM.match(region, position, end)) is not None:
-        key = parameter.group(1)
-        value_end = region.find(END_PARAMETER, parameter.end(), end)
-        if value_end == -1:
-            raise CallSyntaxError(f"the value of {key!r} has no {END_PARAMETER}")
-        if key in arguments:
-            raise CallSyntaxError(f"parameter {key!r} is given twice")
-        arguments[key] = _strip_one_newline(region[parameter.end() : value_end])
-        position = value_end + len(END_PARAMETER)
-    position = _SPACE.match(region, position, end).end()
-    if not region.startswith(END_FUNCTION, position):
-        raise CallSyntaxError(f"expected {END_FUNCTION} or another parameter at offset {position}")
-    return ParsedToolCall(head.group(1), arguments), position + len(END_FUNCTION)
+_NO_HEAD = "no <function=NAME> where the call should start"
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if opener.literal == FUNCTION:
-        call, after = read_function(region, 0, len(region))
+        call, after = read_invoke(region, 0, len(region), WIRE.name, WIRE.arguments, no_head=_NO_HEAD)
     else:
-        call, after = read_function(region, len(OPEN), len(region) - len(CLOSE))
-        after = _SPACE.match(region, after).end()
-        if after != len(region) - len(CLOSE):
+        end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
+        call, after = read_invoke(region, len(OPEN), end, WIRE.name, WIRE.arguments, no_head=_NO_HEAD)
+        after = skip_space(region, after)
+        if after != end:
             raise CallSyntaxError(f"unexpected text before {CLOSE} at offset {after}")
         after = len(region)
     if after != len(region):
@@ -91,12 +77,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(call, 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    parameters = "".join(f"<parameter={key}>\n{value}\n</parameter>\n" for key, value in call.arguments.items())
-    return f"{OPEN}\n<function={call.name}>\n{parameters}</function>\n{CLOSE}"
-
-
-_NAME = run(chars(r"[^<>\n]"), at_least=1)
 OPENERS = (
     Opener(OPEN, opener_pattern(OPEN, SPACES, literal(FUNCTION)), lambda: TagExtent(len(OPEN), CLOSE)),
     # Without its wrapper the tag opens a call only when a parameter or the
@@ -111,16 +91,14 @@ _ONE = ("<tool_call>\n<function=get_exchange_rate>\n<parameter=base>\nEUR\n</par
         "<parameter=quote>\nJPY\n</parameter>\n</function>\n</tool_call>")
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="qwen-xml",
     description="<tool_call><function=NAME><parameter=KEY>text (Qwen3-Coder, Qwen3.5)",
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE, END_FUNCTION),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<think>", "</think>"),
     samples=(
         Sample(_ONE, (CALL,), source="Qwen3-Coder's template"),
         Sample("<think>\n\n</think>\n\n" + _ONE, (CALL,)),
@@ -137,16 +115,7 @@ FORMAT = Format(
         NearMiss("Write <function=NAME> tags? No.", False, "prose naming the tag"),
         NearMiss("Call <function=get_weather> first.", False, "prose naming a call"),
     ),
-    wire_limits=(
-        WireLimit(f"a string holding {END_PARAMETER}, which ends the value",
-                  lambda arguments: any_string(arguments, lambda s: END_PARAMETER in s)),
-        WireLimit(f"a string holding {CLOSE}, which ends the call",
-                  lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
-        WireLimit("a key that is empty or holds <, > or a newline: the tag cannot hold it",
-                  lambda arguments: any(not key or any(c in key for c in "<>\n") for key in arguments)),
-        WireLimit("a value that is not a string: the wire writes text, typed against the schema afterwards",
-                  lambda arguments: any(not isinstance(value, str) for value in arguments.values())),
-    ),
+    wire_limits=xml_limits(WIRE.arguments, CLOSE, "the wire writes text, typed against the schema afterwards"),
     corpus_labels=("qwen-xml",),
     string_arguments=True,
     vllm_parser="qwen3_xml",

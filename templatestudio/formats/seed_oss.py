@@ -16,6 +16,10 @@ start of the reply (its ``<seed:cot_budget_reflect>`` notes stay inside it).
 nothing else is looked for, and each format's reader raises on the other's
 calls because each block opens with its own literal.
 
+The shape is declared in ``WIRE``; the function element and its
+parameters are read by ``wire.xml_params`` from that declaration, as
+Qwen3-Coder's are.
+
 Refused: a block without ``<function=NAME>``, two functions in one block, a
 parameter given twice, text between the tags, a block never closed. Not
 handled: values holding ``</parameter>``, keys or names holding ``<``,
@@ -24,21 +28,28 @@ handled: values holding ``</parameter>``, keys or names holding ``<``,
 
 from __future__ import annotations
 
-import re
-
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
-)
+from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
+from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import literal
 
-OPEN, CLOSE = "<seed:tool_call>", "</seed:tool_call>"
-FUNCTION, END_FUNCTION = "<function=", "</function>"
-PARAMETER, END_PARAMETER = "<parameter=", "</parameter>"
-_SPACE = re.compile(f"{WS}*")
-_HEAD = re.compile(r"<function=([^<>\n]+)>")
-_PARAM = re.compile(r"<parameter=([^<>\n]+)>")
+# Everything about the wire, declared: write_call, markers, closers and
+# reasoning come from it; the reader is xml_params' reading of the same
+# declaration. The opener and region check stay here (hand-written): one
+# function per block is this format's rule, not the declaration's.
+WIRE = WireShape(
+    call=Call("<seed:tool_call>", "</seed:tool_call>", head="\n", tail="\n"),
+    name=Invoke("<function=", ">", "</function>", head="\n"),
+    # Non-strings as the template's "string" filter spells them: Python's str().
+    arguments=XmlParameters("<parameter=", ">", "</parameter>", values="str"),
+    reasoning=Reasoning("<seed:think>", "</seed:think>"),
+    stop_tokens=("<seed:eos>",),
+)
+
+OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -60,51 +71,27 @@ RESPONSE_TEMPLATE = {
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    position = _SPACE.match(region, len(OPEN), end).end()
-    head = _HEAD.match(region, position, end)
-    if head is None:
-        raise CallSyntaxError(f"no <function=NAME> at offset {position}")
-    arguments: dict[str, str] = {}
-    position = _SPACE.match(region, head.end(), end).end()
-    while (parameter := _PARAM.match(region, position, end)) is not None:
-        key = parameter.group(1)
-        value_end = region.find(END_PARAMETER, parameter.end(), end)
-        if value_end == -1:
-            raise CallSyntaxError(f"the value of {key!r} has no {END_PARAMETER}")
-        if key in arguments:
-            raise CallSyntaxError(f"parameter {key!r} is given twice")
-        arguments[key] = region[parameter.end() : value_end]
-        position = _SPACE.match(region, value_end + len(END_PARAMETER), end).end()
-    if not region.startswith(END_FUNCTION, position):
-        raise CallSyntaxError(f"expected {END_FUNCTION} or another parameter at offset {position}")
-    position = _SPACE.match(region, position + len(END_FUNCTION), end).end()
+    call, position = read_invoke(region, len(OPEN), end, WIRE.name, WIRE.arguments)
+    position = skip_space(region, position)
     if position != end:
         raise CallSyntaxError(f"expected {CLOSE} at offset {position}: one function per block")
-    return [CallSpan(ParsedToolCall(head.group(1), arguments), 0, len(region))]
+    return [CallSpan(call, 0, len(region))]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    # Non-strings as the template's "string" filter spells them: Python's str().
-    parameters = "".join(f"{PARAMETER}{key}>{value}{END_PARAMETER}\n" for key, value in call.arguments.items())
-    return f"{OPEN}\n{FUNCTION}{call.name}>\n{parameters}{END_FUNCTION}\n{CLOSE}"
-
-
-OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(FUNCTION)), lambda: TagExtent(len(OPEN), CLOSE))
+OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(WIRE.name.open)), lambda: TagExtent(len(OPEN), CLOSE))
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = (f"{OPEN}\n<function=get_exchange_rate>\n<parameter=base>EUR</parameter>\n"
         f"<parameter=quote>JPY</parameter>\n</function>\n{CLOSE}")
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="seed-oss",
     description="<seed:tool_call><function=NAME><parameter=KEY>text (ByteDance Seed-OSS)",
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=(CLOSE, END_FUNCTION),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=("<seed:think>", "</seed:think>"),
     samples=(
         Sample(_ONE, (CALL,), source="Seed-OSS's template"),
         Sample("<seed:think>The user wants a rate.<seed:cot_budget_reflect>I have used 12 tokens."
@@ -125,16 +112,8 @@ FORMAT = Format(
         NearMiss(f"{OPEN}<function=a>note</function>{CLOSE}", True, "text between the tags"),
         NearMiss(f"Seed-OSS opens each call with {OPEN} and a function tag.", False, "prose naming the tag"),
     ),
-    wire_limits=(
-        WireLimit(f"a string holding {END_PARAMETER}, which ends the value",
-                  lambda arguments: any_string(arguments, lambda s: END_PARAMETER in s)),
-        WireLimit(f"a string holding {CLOSE}, which ends the call",
-                  lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
-        WireLimit("a key that is empty or holds <, > or a newline: the tag cannot hold it",
-                  lambda arguments: any(not key or any(c in key for c in "<>\n") for key in arguments)),
-        WireLimit("a value that is not a string: the wire writes Python's spelling as text, typed against the schema "
-                  "afterwards", lambda arguments: any(not isinstance(value, str) for value in arguments.values())),
-    ),
+    wire_limits=xml_limits(WIRE.arguments, CLOSE,
+                           "the wire writes Python's spelling as text, typed against the schema afterwards"),
     corpus_labels=("other:seed-oss",),
     string_arguments=True,
     vllm_parser="seed_oss",

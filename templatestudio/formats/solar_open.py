@@ -27,19 +27,35 @@ the content (it is a channel, not a call).
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern
 from templatestudio.wire.jsonbody import skip_space
-from templatestudio.wire.extents import only_closer_after
+from templatestudio.wire.optional_closer import only_closer_after
 from templatestudio.wire.sections import CallThenCloser, expect, json_object_at
 from templatestudio.resumable_match import literal
+from templatestudio.wire.shape import Call, CallId, JsonObject, NameBetween, Reasoning, Section, WireShape
 
-HEADER, SECTION, SECTION_END = "<|begin|>assistant", "<|tool_calls|>", "<|calls|>"
-CALL, NAME, ARGS, CALL_END = "<|tool_call:begin|>", "<|tool_call:name|>", "<|tool_call:args|>", "<|tool_call:end|>"
-REASONING = ("<|think|>", "<|end|>" + HEADER)
+# The writer's shape. The openers and reader are the module's own: a call
+# opens with the section token or alone, its id is any word, and the
+# section closer after the last call belongs to it (a stop token may cut it).
+WIRE = WireShape(
+    section=Section("<|tool_calls|>", "<|calls|>", alone=True),
+    call=Call("<|tool_call:begin|>", "<|tool_call:end|>"),
+    call_id=CallId("call00001", "<|tool_call:name|>"),
+    name=NameBetween("", "<|tool_call:args|>"),
+    arguments=JsonObject(),
+    separator="",
+    reasoning=Reasoning("<|think|>", "<|end|><|begin|>assistant"),
+    stop_tokens=("<|calls|>",),
+    closer_optional=True,
+)
+
+HEADER = "<|begin|>assistant"
+SECTION, SECTION_END = WIRE.section.open, WIRE.section.close
+CALL, NAME, ARGS, CALL_END = WIRE.call.open, WIRE.call_id.close, WIRE.name.close, WIRE.call.close
+REASONING = WIRE.reasoning_pair
 _WORD = re.compile(r"[^ \t\n\r<]+")
 
 RESPONSE_TEMPLATE = {
@@ -83,11 +99,6 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(ParsedToolCall(name, arguments), 0, len(region), call_id)]
 
 
-def write_call(call: ParsedToolCall) -> str:
-    body = json.dumps(call.arguments, ensure_ascii=False)
-    return f"{SECTION}{CALL}call00001{NAME}{call.name}{ARGS}{body}{CALL_END}{SECTION_END}"
-
-
 def _extent(skip: int):
     return lambda: CallThenCloser(skip, CALL_END, SECTION_END)
 
@@ -100,16 +111,14 @@ _ARGS = '{"base": "EUR", "quote": "JPY"}'
 _ONE = f"{CALL}a1b2c3d4e5{NAME}get_exchange_rate{ARGS}{_ARGS}{CALL_END}"
 CALL_SAMPLE = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="solar-open",
     description="<|tool_call:begin|>ID<|tool_call:name|>NAME<|tool_call:args|>{...} calls (Solar Open)",
     openers=OPENERS,
     read_region=read_region,
-    write_call=write_call,
-    closers=(CALL_END, SECTION_END),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=REASONING,
     samples=(
         Sample(f"{SECTION}{_ONE}{SECTION_END}", (CALL_SAMPLE,), ids=("a1b2c3d4e5",), source="upstage-Solar-Open-100B"),
         Sample(f"<|think|>Two lookups.<|end|>{HEADER}{SECTION}{_ONE}{CALL}k9{NAME}ping{ARGS}{{}}{CALL_END}{SECTION_END}",

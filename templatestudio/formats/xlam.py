@@ -25,14 +25,22 @@ after the list makes it fail.
 
 from __future__ import annotations
 
-import json
-
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import Found, SPACES, Format, NearMiss, Opener, Sample
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal, sequence
+from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
+
+# The writer's shape. The opener and reader are the module's own: a bare
+# list opens at "[", and only a first object with the arguments key keeps
+# it apart from Llama 3's and Phi-4-mini's bare objects (``wire.bare_json``).
+WIRE = WireShape(
+    call=Call("", marker="["),
+    name=NameKey("name"),
+    arguments=JsonArguments("arguments", listed=JsonList()),
+)
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -55,24 +63,18 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return region_spans(calls_from(payload, numbered=True), len(region))
 
 
-def write_call(call: ParsedToolCall) -> str:
-    return json.dumps([{"name": call.name, "arguments": call.arguments}], ensure_ascii=False)
-
-
 OPENER = Opener("[", sequence(literal("["), SPACES, ARGUMENTS_OPENING), lambda: ValueExtent(0), cut_after=4)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
 
-FORMAT = Format(
+FORMAT = Format.declared(
+    WIRE,
     name="xlam",
     description='a bare JSON list of {"name", "arguments"} calls (xLAM)',
     openers=(OPENER,),
     read_region=read_region,
-    write_call=write_call,
-    closers=("]",),
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
-    reasoning=None,
     samples=(
         Sample(f"[{_ONE}]", (CALL,), source="tool_chat_template_xlam_llama, tool_chat_template_xlam_qwen"),
         Sample(f'[{_ONE}, {{"name": "ping", "arguments": {{}}}}]', (CALL, ParsedToolCall("ping", {})), source="parallel calls"),

@@ -11,7 +11,9 @@ shown (notebook 19) where vLLM is not installed.
   in-process for every request anyway.
 - ``read_reply(text, fmt)``: (content, calls) for a whole reply, read by
   ``templatestudio.reader.read_tool_calls``; ``ReplyStream`` gives the same
-  answer for the reply fed in pieces, through one ``ToolCallStream``.
+  answer for the reply fed in pieces, through one ``ToolCallStream``. Both
+  take the ``Format`` that ``detect_served_format`` found: the format is
+  resolved once per server (per tokenizer and template), never per reply.
 - Content is the reply less its calls. Reasoning is not split off here
   (that is vLLM's ``--reasoning-parser``'s job): a thinking block stays in
   the content with its tags, and a call written inside it is reasoning,
@@ -33,6 +35,8 @@ import os
 from dataclasses import dataclass
 
 from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
+from templatestudio.formats import Format
+from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
 from templatestudio.stream import ReasoningDelta, ToolCallEvent, ToolCallStream
 
@@ -63,15 +67,10 @@ class DetectedFormat:
     """What the probe of the served template found."""
 
     model: str
-    format: object  # a templatestudio Format
+    format: Format
     text_values: tuple[str, ...]  # probe arguments the template writes as text, not typed
-    call_shape: str | None  # the assistant call message the template accepted
+    call_shape: CallShape  # the form of assistant call message the template accepted
     ships_response_template: bool
-
-    @property
-    def nine_char_ids(self) -> bool:
-        """The template renders a call only with a 9-character id (Mistral's rule)."""
-        return bool(self.call_shape and "9-char id" in self.call_shape)
 
     def describe(self) -> str:
         """The line the plugin logs at start-up."""
@@ -250,8 +249,12 @@ class ReplyContent:
         return text[self.position :] if self.opening else text[settled:]
 
 
-def read_reply(text: str, fmt) -> tuple[str, Calls]:
-    """(content, calls) of a whole reply; raises UnparsedToolCall where the reader does."""
+def read_reply(text: str, fmt: Format) -> tuple[str, Calls]:
+    """(content, calls) of a whole reply; raises UnparsedToolCall where the reader does.
+
+    fmt is the served format (``detect_served_format(...).format``), so the
+    reader resolves nothing here.
+    """
     # reasoning_open=False: a reasoning parser has already taken any block the
     # prompt opened, and without one that block's text is plain content.
     reply = read_tool_calls(text, fmt, reasoning_open=False)
@@ -271,7 +274,7 @@ class ReplyStream:
     is lost. Calls sent before a leak stay sent.
     """
 
-    def __init__(self, fmt, *, strict: bool = False) -> None:
+    def __init__(self, fmt: Format, *, strict: bool = False) -> None:
         self.format, self.strict = fmt, strict
         self.stream = ToolCallStream(fmt)
         self.content = ReplyContent(fmt.reasoning)

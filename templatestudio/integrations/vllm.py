@@ -27,7 +27,8 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   ``TEMPLATESTUDIO_VLLM_STRICT=1`` a failed request (HTTP 400, or an error
   event in a stream).
 - Tool ids: an id the model wrote (Mistral's ``[CALL_ID]``) is kept; a
-  template that renders a call only with a 9-character id gets 9 letters and
+  template whose probe rendered only with an id of a fixed length
+  (``CallShape.id_length``: Mistral's nine) gets that many letters and
   digits; otherwise vLLM's own ``chatcmpl-tool-…`` ids.
 - Requests with ``tool_choice`` "none", or without tools, pass the text
   through untouched; for "required" or a named tool vLLM constrains the
@@ -152,8 +153,9 @@ class TemplateStudioToolParser(ToolParser):
     def call_id(self, written: str | None = None) -> str:
         if written:
             return written
-        if self.detected.nine_char_ids:
-            return "".join(secrets.choice(_ID_CHARACTERS) for _ in range(9))
+        length = self.detected.call_shape.id_length
+        if length is not None:
+            return "".join(secrets.choice(_ID_CHARACTERS) for _ in range(length))
         return make_tool_call_id()
 
     def _message(self, content: str, calls) -> DeltaMessage | None:

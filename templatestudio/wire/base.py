@@ -8,6 +8,11 @@ write it, the response template where one can express the shape, the values
 the wire cannot carry, and samples (valid calls and near misses) that the
 tests and benchmarks draw on. ``templatestudio.engine`` runs these pieces;
 nothing outside a format's module knows a fact about its wire shape.
+
+A format module builds its ``Format`` with ``Format.declared(WIRE, ...)``
+from its declared wire shape (``wire.shape.WireShape``): the writer, the
+markers, the closers and the reasoning pair come from the declaration, and
+the openers and reader too where the declaration can say them.
 """
 
 from __future__ import annotations
@@ -179,10 +184,53 @@ class Format:
     variants: tuple[str, ...] = ()
     string_arguments: bool = False  # whether values are text to be typed against the schema
     vllm_parser: str | None = None  # vLLM's parser for this wire (the bench's peer); None: none reads write_call's here
+    # The declared wire shape (``wire.shape.WireShape``) the parts above come
+    # from, when the format was built by ``Format.declared``.
+    wire: object = None
+
+    def __post_init__(self) -> None:
+        if self.wire is not None:
+            literals = tuple(dict.fromkeys(opener.literal for opener in self.openers))
+            if literals != self.wire.markers:
+                raise ValueError(f"{self.name}: the openers' literals {literals} are not the declared markers "
+                                 f"{self.wire.markers}")
+
+    @classmethod
+    def declared(cls, wire, *, openers: tuple[Opener, ...] | None = None, read_region=None, write_call=None,
+                 **parts) -> Format:
+        """A format whose markers, closers, reasoning and writer come from wire (a ``wire.shape.WireShape``).
+
+        openers and read_region: the module's own, for what the declaration
+        cannot say; left out, the shape derives them (it raises
+        ``ShapeError`` for a shape it cannot read by itself). write_call:
+        the module's own, only where the shape declares the writing
+        hand-written. (The shape is handed in, not imported: it sits above
+        this module.)
+        """
+        if write_call is not None and wire.writes:
+            raise ValueError(f"{parts.get('name')}: write_call is hand-written but the shape declares the writing")
+        return cls(
+            openers=tuple(wire.derived_openers() if openers is None else openers),
+            read_region=wire.derived_reader() if read_region is None else read_region,
+            write_call=write_call or wire.write_call,
+            closers=wire.closers,
+            reasoning=wire.reasoning_pair,
+            wire=wire,
+            **parts,
+        )
 
     @property
     def markers(self) -> tuple[str, ...]:
+        if self.wire is not None:
+            return self.wire.markers
         return tuple(dict.fromkeys(opener.literal for opener in self.openers))
+
+    @property
+    def holdback(self) -> tuple[str, ...]:
+        """Literals a stream holds a chunk's tail back for: the markers and the reasoning delimiters."""
+        if self.wire is not None:
+            return self.wire.holdback
+        return tuple(dict.fromkeys((*self.markers, *(self.reasoning or ()))))
 
     @property
     def start_only(self) -> bool:

@@ -4,12 +4,14 @@
   (JSON strings with backslash escapes, or a format's own string delimiter).
 - ``ValueExtent``: where the first bracketed value after the opener closes
   again, stepping over strings (JSON or Python quoting).
-- ``EndOfReply``: the region runs to the end of the reply.
 
 Each searches with compiled regexes from where it stopped, so a long
 string argument is crossed at C speed and nothing is read twice. A literal
 that may still be completing at the end of the buffer is left for the next
 call, which is what keeps the answer independent of chunk boundaries.
+
+The JSON scanning they share is ``wire.json_scan``; a closing token that
+may follow a call's own end is ``wire.optional_closer``.
 
 Not handled: strings in triple quotes; comments inside JSON.
 """
@@ -17,106 +19,17 @@ Not handled: strings in triple quotes; comments inside JSON.
 from __future__ import annotations
 
 import functools
-import json
 import re
 
 from templatestudio.wire.base import Extent, FoundJSON
+from templatestudio.wire.json_scan import (
+    SPACE, escape_resume_point, json_container_at, json_string_end, json_value_at, may_close,
+)
 
 _PY_STRING_BODY = {
     "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
     '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.S),
 }
-
-
-def json_string_end(buffer: str, position: int) -> int:
-    """Past the closing quote of the JSON string whose body starts at position, or -1 while open.
-
-    ``str.find`` jumps from quote to quote at C speed; only the backslashes
-    right before a quote are counted, to tell an escaped quote from the end.
-    """
-    while True:
-        quote = buffer.find('"', position)
-        if quote == -1:
-            return -1
-        back = quote - 1
-        while back >= position and buffer[back] == "\\":
-            back -= 1
-        if (quote - 1 - back) % 2 == 0:
-            return quote + 1
-        position = quote + 1
-
-
-_DECODER = json.JSONDecoder()
-_SPACE = re.compile(r"[ \t\n\r]*")
-
-
-_FIRST_WINDOW = 4096
-_GROWTH = 16
-_NEAR_THE_END = 64
-
-
-def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
-    """The JSON value at buffer[index] and the offset past it, or None when no whole value starts there.
-
-    The decoder is given windows of the buffer that grow sixteenfold, not
-    the whole buffer: a failed decode builds a ``JSONDecodeError``, whose
-    line count runs from the start of the text it was given, so decoding a
-    region late in a long reply would cost the whole reply each time and a
-    reply of many refused regions would take quadratic time. A window that
-    fails well before its end (and not inside a string it cut) settles the
-    question; otherwise the next, larger window is tried. A value that
-    closes inside a window ends where it would in the whole buffer: JSON
-    values end at a bracket. The extents keep the value they decoded
-    (``Extent.found``) so that the reader does not decode it again.
-    """
-    rest = len(buffer) - index
-    size = _FIRST_WINDOW
-    while True:
-        whole = size >= rest
-        if whole and index <= size:
-            text, at = buffer, index  # a failure's line count costs no more than the window
-        else:
-            text, at = buffer[index : index + size], 0
-        try:
-            value, end = _DECODER.raw_decode(text, at)
-        except RecursionError:
-            return None
-        except json.JSONDecodeError as error:
-            settled = error.pos - at < size - _NEAR_THE_END and not error.msg.startswith("Unterminated string")
-            if whole or settled:
-                return None
-            size *= _GROWTH
-            if 2 * size > rest:
-                size = rest  # the whole rest rather than a window nearly as large
-            continue
-        except ValueError:  # e.g. an integer past the interpreter's digit limit
-            return None
-        return value, (end if text is buffer else index + end)
-
-
-def _after_json(buffer: str, index: int) -> tuple[int, object, int] | None:
-    """(start, value, end) of a whole JSON object or list at index (whitespace first), or None."""
-    index = _SPACE.match(buffer, index).end()
-    if index >= len(buffer) or buffer[index] not in "{[":
-        return None
-    found = json_value_at(buffer, index)
-    if found is None:
-        return None
-    return index, found[0], found[1]
-
-
-def _resume_point(buffer: str, position: int) -> int:
-    """Where to search again in an open string that was searched from position (an escape boundary).
-
-    Backslashes at the end pair up from the start of their run; a whole
-    pair is settled, so the search resumes after the pairs and only an odd
-    last backslash waits for its partner. Walking back stops at position,
-    so each call costs only the text added since the last one.
-    """
-    end = len(buffer)
-    while end > position and buffer[end - 1] == "\\":
-        end -= 1
-    return len(buffer) - (len(buffer) - end) % 2
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,10 +72,10 @@ class TagExtent(Extent):
             # closer has arrived (a stream's first chunks of a call) the
             # decoder would only fail, so it is not asked. Looked for from the
             # end: in a whole reply the closer is near it, not a megabyte on.
-            quick = _after_json(buffer, at) if buffer.rfind(self.close, at) != -1 else None
+            quick = json_container_at(buffer, at) if buffer.rfind(self.close, at) != -1 else None
             if quick is not None:
                 at, value, stop = quick
-                after = _SPACE.match(buffer, stop).end()
+                after = SPACE.match(buffer, stop).end()
                 if buffer.startswith(self.close, after):
                     # A whole JSON value and the closer right after it: the scan
                     # would stop at the same place (a closer can only sit inside a
@@ -181,7 +94,7 @@ class TagExtent(Extent):
                     else:
                         end = -1 if quote == -1 else quote + 1
                     if end == -1:
-                        resume = length if buffer[length - 1] != "\\" else _resume_point(buffer, position)
+                        resume = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
                         self.examined += resume - position
                         self.position = resume - start
                         break
@@ -233,20 +146,6 @@ def _head_pairs(units: tuple[str, ...], stops: tuple[str, ...]) -> tuple[tuple[s
     return tuple(("unit", unit) for unit in units) + tuple(("stop", stop) for stop in stops)
 
 
-_SHORT_REST = 256
-
-
-def _may_close(buffer: str, at: int) -> bool:
-    """Whether the value opening at buffer[at] ('{' or '[') may be whole in the buffer so far.
-
-    A short rest without its kind of closing bracket cannot hold the whole
-    value: decoding it would only build an error, so a stream that has
-    delivered just the start of a call does not ask the decoder. (A longer
-    rest is not searched: the search could run past the region's end.)
-    """
-    return len(buffer) - at > _SHORT_REST or buffer.find("}" if buffer[at] == "{" else "]", at) != -1
-
-
 class ValueExtent(Extent):
     """Ends just past the bracketed value that follows the opener.
 
@@ -284,7 +183,7 @@ class ValueExtent(Extent):
         """(index, closed): just past the string, or where to resume while it is open."""
         if self._quotes == '"':
             end = json_string_end(buffer, position)
-            return (_resume_point(buffer, position), False) if end == -1 else (end, True)
+            return (escape_resume_point(buffer, position), False) if end == -1 else (end, True)
         end = _PY_STRING_BODY[self.quote].match(buffer, position).end()
         if end >= len(buffer) or buffer[end] == "\\":  # open, or a lone backslash awaiting its pair
             return end, False
@@ -305,7 +204,7 @@ class ValueExtent(Extent):
         if self.position == self._skip and self._json and not self.depth and self.quote is None:
             at = start + self._skip
             if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
-                    and _may_close(buffer, at)):
+                    and may_close(buffer, at)):
                 found = json_value_at(buffer, at)
                 if found is not None:  # a whole value: its end is where the bracket count closes
                     self.found = FoundJSON(at - start, found[0], found[1] - start)
@@ -323,7 +222,7 @@ class ValueExtent(Extent):
                         else:
                             end = -1 if quote == -1 else quote + 1
                         if end == -1:
-                            end = length if buffer[length - 1] != "\\" else _resume_point(buffer, position)
+                            end = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
                             self.examined += end - position
                             position = end
                             return None
@@ -349,7 +248,7 @@ class ValueExtent(Extent):
                     if kind == "stop":
                         position = found.start()
                         return position
-                    if kind == "open" and self._json and buffer[found.start()] in "{[" and _may_close(buffer, found.start()):
+                    if kind == "open" and self._json and buffer[found.start()] in "{[" and may_close(buffer, found.start()):
                         # The value opens after a head (Mistral's NAME[ARGS]): the
                         # decoder's quick path applies here as at the start.
                         whole = json_value_at(buffer, found.start())
@@ -393,74 +292,3 @@ class ValueExtent(Extent):
                         return position
         finally:
             self.position = position - start
-
-
-class ThenOptionalCloser(Extent):
-    """Ends where ``inner`` ends, or past ``closer`` when only whitespace stands between them.
-
-    For calls that a closing token may follow (DeepSeek's section closer,
-    GigaChat's end of message): the token belongs to the call, not to the
-    text after it. While the text so far could still become the closer it
-    waits, so the answer does not depend on where chunks were cut. A reply
-    that ends inside the closer ends the region there (``only_closer_after``
-    lets the reader accept the cut token).
-    """
-
-    def __init__(self, inner: Extent, closer: str) -> None:
-        self._inner = inner
-        self._closer = closer
-        self._after: int | None = None  # offset from start just past the inner region, once found
-        self._gap = 0  # whitespace passed over after it
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self._after is None:
-            end = self._inner.advance(buffer, start, False)
-            self.examined = self._inner.examined
-            if end is None:
-                if final:  # the inner region's own answer at the end of the reply
-                    end = self._inner.advance(buffer, start, True)
-                    self.examined = self._inner.examined
-                    self.ended_by_reply = self._inner.ended_by_reply
-                    self.found = self._inner.found
-                return end
-            self._after = end - start
-            self.found = self._inner.found  # offsets from start: the closer after it changes nothing
-        position = _SPACE.match(buffer, start + self._after + self._gap).end()
-        self.examined += position - (start + self._after + self._gap)
-        self._gap = position - start - self._after
-        tail = buffer[position : position + len(self._closer)]
-        if tail == self._closer:
-            self.examined += len(tail)
-            return position + len(self._closer)
-        if tail and self._closer.startswith(tail):
-            if not final:
-                return None  # a piece of the closer so far: wait for more
-            self.examined += len(tail)
-            return len(buffer)  # the reply ended inside the closer
-        if position == len(buffer):
-            # Whitespace so far: the closer may follow. At the end of the reply
-            # it is the same cut, with none of the closer written yet.
-            return len(buffer) if final else None
-        return start + self._after
-
-
-def only_closer_after(region: str, position: int, closer: str) -> bool:
-    """Whether region[position:] is whitespace, then closer or a start of it, and nothing more.
-
-    A start of the closer can only end a region that ``ThenOptionalCloser``
-    ended at the end of the reply: the reply was cut while the model wrote
-    the closing token after a whole call. The call is read; the fragment,
-    part of a special token, is not shown.
-    """
-    return closer.startswith(region[_SPACE.match(region, position).end() :])
-
-
-class EndOfReply(Extent):
-    """A call that is the rest of the reply ends only with it."""
-
-    def __init__(self) -> None:
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        return len(buffer) if final else None

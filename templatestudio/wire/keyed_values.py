@@ -6,8 +6,9 @@ the delimiter with nothing escaped, bare numbers (ASCII digits only:
 ``1٢٣`` is refused, never read as 123), ``true``, ``false``, ``null`` (also
 ``None``/``none``, which templates write for a Python None), lists and
 nested objects, no whitespace inside. ``KeyedValues(text, quote)`` reads
-one value of it; ``write_value`` writes one. Every failure is
-``CallSyntaxError`` with the offset.
+one value of it; ``write_value`` writes one; ``read_named_values`` reads a
+whole call region ``OPEN NAME_OPEN name {…} CLOSE`` for a declared shape
+(``wire.shape``). Every failure is ``CallSyntaxError`` with the offset.
 
 Not handled: a string holding the delimiter (nothing escapes it), a key
 that is not a bare word unless it is written between the delimiters.
@@ -17,7 +18,8 @@ from __future__ import annotations
 
 import re
 
-from templatestudio.wire.base import CallSyntaxError
+from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.wire.base import CallSyntaxError, Found
 
 MAX_NESTING = 100
 NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?")
@@ -130,3 +132,22 @@ def any_key(value: object, predicate) -> bool:
     if isinstance(value, list):
         return any(any_key(item, predicate) for item in value)
     return False
+
+
+def read_named_values(
+    region: str, found: Found | None, *, open_literal: str, name_open: str, quote: str, close: str,
+    close_optional: bool,
+) -> list[CallSpan]:
+    """The one call in region: open_literal, name_open, a bare-word name, an object of this grammar, close.
+
+    found is unused (the extent decodes nothing here); it keeps the signature of the other derived readers.
+    """
+    start = len(open_literal)
+    name = KEY.match(region, start + len(name_open)) if region.startswith(name_open, start) else None
+    if name is None or not region.startswith("{", name.end()):
+        raise CallSyntaxError(f"expected {name_open}NAME{{ after {open_literal}")
+    arguments, after = KeyedValues(region, quote).object(name.end(), 1)
+    whole = region.startswith(close, after) and after + len(close) == len(region)
+    if not whole and not (close_optional and after == len(region)):
+        raise CallSyntaxError(f"expected {close} at offset {after}")
+    return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]

@@ -22,7 +22,8 @@ from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import CallSyntaxError, Found
-from templatestudio.wire.extents import TagExtent, ThenOptionalCloser, only_closer_after
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.jsonbody import decode_at, skip_space
 
 CallReader = Callable[[str, int, Found | None], tuple[ParsedToolCall, str | None, int]]

@@ -1,50 +1,154 @@
-"""A JSON call object between an opening and a closing literal: the shape several formats share.
+"""JSON-bodied calls after an opening literal: the readers and openings a declared shape derives.
 
-``read_tagged_json`` reads one region ``OPEN ws JSON ws CLOSE``; formats
-differ only in their literals, the key that carries the arguments, and the
-extras they allow, so each format module passes its own.
+``wire.shape.WireShape`` turns a declaration into calls of these; a format
+module does not call them itself. Two bodies are read:
+
+- ``read_json_call``: ``OPEN [head literals] JSON [CLOSE]``, where the JSON
+  is one call object (``{"name": …, "arguments": {…}}``) or a list of them;
+- ``read_named_json``: ``OPEN NAME_OPEN name NAME_CLOSE JSON-object CLOSE``
+  (Functionary's ``<function=NAME>{…}</function>``).
+
+Whitespace between the pieces is allowed in any amount. Literals declared
+as refused right after the opener open a region only to refuse it with
+their reason (a list where one object belongs, a code-interpreter action).
+
+Not handled: a closer the JSON value does not reach (text between the JSON
+and the closer is refused, never shown), names holding whitespace.
 """
 
 from __future__ import annotations
 
-import json
+import re
+from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import CallSyntaxError, Found
-from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
+from templatestudio.resumable_match import chars, either, literal, run, sequence
+from templatestudio.wire.base import SPACES, CallSyntaxError, Found, Pattern
+from templatestudio.wire.jsonbody import call_from, calls_from, decode_at, skip_space
+
+_WHITESPACE = re.compile(r"[ \t\r\n]")
 
 
-def read_tagged_json(
-    region: str,
-    open_literal: str,
-    close_literal: str,
-    *,
-    close_optional: bool = False,
-    string_arguments: bool = True,
-    argument_keys: tuple[str, ...] = ("arguments",),
-    found: Found | None = None,
-) -> list[CallSpan]:
-    """The one call in region, which starts with open_literal.
+def head_literals(head: str) -> tuple[str, ...]:
+    """The literals a head (writer's text between the opener and the body) requires: its non-blank parts."""
+    return tuple(head.split())
 
-    found: what the region's extent already read (see ``jsonbody.decode_at``).
-    close_optional accepts a region that ends, after the JSON value and
-    whitespace, without its closer (the reply ended there).
+
+def json_opening(open_literal: str, head: tuple[str, ...], body: tuple[str, ...], refused: tuple[str, ...]) -> Pattern:
+    """open, then whitespace, then the head's literals and a body start, or a refused literal."""
+    steps: list[Pattern] = []
+    for item in head:
+        steps += [literal(item), SPACES]
+    opens = sequence(*steps, either(*map(literal, body))) if steps else either(*map(literal, body))
+    return sequence(literal(open_literal), SPACES, either(opens, *map(literal, refused)) if refused else opens)
+
+
+def named_opening(open_literal: str, name_open: str, name_chars: str, name_close: str) -> Pattern:
+    """open NAME_OPEN name NAME_CLOSE, then an object that opens with a key or closes at once, or a string.
+
+    "{...}" in prose after such a tag does neither; a JSON string there opens a
+    region only for the reader to refuse it.
     """
-    start = skip_space(region, len(open_literal))
-    if not region.startswith("{", start):
-        if region.startswith("[", start):
-            raise CallSyntaxError(f"a JSON list inside {open_literal} is not this format's call")
-        raise CallSyntaxError(f"no JSON object after {open_literal}")
-    payload, after = decode_at(region, start, found)
-    call, _ = call_from(payload, argument_keys=argument_keys, string_arguments=string_arguments)
+    steps = [literal(open_literal)] + ([literal(name_open)] if name_open else [])
+    steps += [run(chars(name_chars), at_least=1), literal(name_close), SPACES]
+    return sequence(*steps, either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"')))
+
+
+def _past_head(region: str, index: int, head: tuple[str, ...], refused: tuple[tuple[str, str], ...]) -> int:
+    """The offset of the body: past the head's literals, whitespace allowed; refused literals raise their reason."""
+    for item, why in refused:
+        if region.startswith(item, skip_space(region, index)):
+            raise CallSyntaxError(why)
+    for item in head:
+        index = skip_space(region, index)
+        if not region.startswith(item, index):
+            raise CallSyntaxError(f"expected {item} at offset {index}")
+        index += len(item)
+    return skip_space(region, index)
+
+
+def _close_at(region: str, after: int, close: str, close_optional: bool) -> None:
+    """Nothing but whitespace and close (or, when optional, nothing) may follow the body at after."""
     after = skip_space(region, after)
-    if region.startswith(close_literal, after) and after + len(close_literal) == len(region):
-        return [CallSpan(call, 0, len(region))]
+    if close and region.startswith(close, after) and after + len(close) == len(region):
+        return
+    if (close_optional or not close) and after == len(region):
+        return
+    if not close:
+        raise CallSyntaxError(f"unexpected text after the JSON value at offset {after}")
+    raise CallSyntaxError(f"expected {close} after the call's JSON, at offset {after}")
+
+
+def read_json_call(
+    region: str,
+    found: Found | None,
+    *,
+    open_literal: str,
+    close: str,
+    close_optional: bool,
+    head: tuple[str, ...] = (),
+    refused: tuple[tuple[str, str], ...] = (),
+    listed: bool = False,
+    name_key: str = "name",
+    argument_keys: tuple[str, ...] = ("arguments",),
+    string_arguments: bool = False,
+    extras: dict[str, Callable[[object], bool]] | None = None,
+    id_key: str | None = None,
+) -> list[CallSpan]:
+    """The call (or, listed, the calls) in region, which starts with open_literal."""
+    start = _past_head(region, len(open_literal), head, refused)
+    want = "[" if listed else "{"
+    if not region.startswith(want, start):
+        raise CallSyntaxError(f"no JSON {'list' if listed else 'object'} after {open_literal}{''.join(head)}")
+    payload, after = decode_at(region, start, found)
+    keys = {"name_key": name_key, "argument_keys": argument_keys, "string_arguments": string_arguments}
+    if not listed:
+        call, taken = call_from(payload, extras=extras, **keys)  # the call's own fault first, then the closer
+        _close_at(region, after, close, close_optional)
+        return [CallSpan(call, 0, len(region), taken.get(id_key) if id_key else None)]
+    _close_at(region, after, close, close_optional)
+    if not payload:
+        raise CallSyntaxError("an empty list of calls")
+    if extras:
+        spans = []
+        for item in payload:
+            call, taken = call_from(item, extras=extras, **keys)
+            spans.append(CallSpan(call, 0, len(region), taken.get(id_key) if id_key else None))
+        return spans
+    return [CallSpan(call, 0, len(region)) for call in calls_from(payload, **keys)]
+
+
+def read_named_json(
+    region: str,
+    found: Found | None,
+    *,
+    open_literal: str,
+    name_open: str,
+    name_close: str,
+    close: str,
+    close_optional: bool,
+    string_arguments: bool = False,
+) -> list[CallSpan]:
+    """The one call in region: open, name between name_open and name_close, a JSON object, close."""
+    name_start = len(open_literal) + len(name_open)
+    name_end = region.find(name_close, name_start)  # the opening matched: the tag is whole
+    if name_end == -1:
+        raise CallSyntaxError(f"no {name_close} after the function name")
+    name = region[name_start:name_end]
+    if not name:
+        raise CallSyntaxError("the function name is empty")
+    if _WHITESPACE.search(name):
+        raise CallSyntaxError(f"the function name {name!r} holds whitespace")
+    start = skip_space(region, name_end + len(name_close))
+    if region.startswith('"', start) and not string_arguments:
+        raise CallSyntaxError(f"the arguments of {name!r} are a JSON string, not an object")
+    arguments, after = decode_at(region, start, found)
+    if not isinstance(arguments, dict):
+        raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
+    after = skip_space(region, after)
+    if region.startswith(close, after) and after + len(close) == len(region):
+        return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
     if close_optional and after == len(region):
-        return [CallSpan(call, 0, len(region))]
-    raise CallSyntaxError(f"expected {close_literal} after the call's JSON, at offset {after}")
+        return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
+    raise CallSyntaxError(f"expected {close} after the arguments of {name!r}, at offset {after}")
 
-
-def write_tagged_json(call: ParsedToolCall, open_literal: str, close_literal: str, key: str = "arguments") -> str:
-    body = json.dumps({"name": call.name, key: call.arguments}, ensure_ascii=False)
-    return f"{open_literal}\n{body}\n{close_literal}"

@@ -329,13 +329,13 @@ def test_tool_ids_follow_the_reply_the_template_or_vllm(parser_maker):
     fmt, make = parser_maker
     parser = make()
     if fmt.name == "mistral":  # its templates render a call only with a 9-character id
-        assert parser.detected.nine_char_ids
+        assert parser.detected.call_shape.id_length == 9
     for sample in fmt.samples:
         _, calls = plugin_answer(parser, sample.text)
         for (_, _, got), written in zip(calls, sample.ids or [None] * len(calls)):
             if written:
                 assert got == written
-            elif parser.detected.nine_char_ids:
+            elif parser.detected.call_shape.id_length is not None:
                 assert re.fullmatch(r"[A-Za-z0-9]{9}", got), got
             else:
                 assert got.startswith("chatcmpl-tool-"), got

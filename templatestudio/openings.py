@@ -1,0 +1,241 @@
+"""Where a call may open, and whether one does: the literals a machine watches and the decision at each.
+
+A machine reading for one format watches the openers of that format first,
+then those of every format it guards against (``guard``: by default the
+registry, ``templatestudio.formats.FORMATS``), so that a call written in
+another format is seen as a leak instead of passing as text. ``tables``
+builds, once per (format, guard), what the machine looks up: the literal
+of every opener, a pattern that finds any of them, the starts of literals
+(held at a chunk's end), and the run shape (``run_shapes``) that fits
+these literals.
+
+At a literal, ``Opening.decide`` tries the openers the literal may start,
+in order (own format first), and says whether a call opens there, the
+literal is prose, more text is needed, or the text ended inside an opening
+that was far enough in to count as a cut call. Each opener's regex decides
+most openings at once; one it cannot settle (text still arriving) goes to
+the opener's automaton, which keeps its place, so held text is read once
+however it is chunked.
+
+Not handled here: what happens once a call opens (its extent and reader,
+run by ``templatestudio.engine``).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from enum import Enum
+
+from templatestudio.canonical_runs import RunShape
+from templatestudio.formats import FORMATS
+from templatestudio.resumable_match import MATCHED, MORE, Scan
+from templatestudio.run_shapes import run_shape
+from templatestudio.wire.base import Format, Opener
+
+# Held text up to this length is decided by the regex first (see Opening.decide).
+REGEX_FIRST_LOOK = 512
+# Held text this short past an opener's literal goes to the automaton at once (see Opening.decide).
+SHORT_HOLD = 4
+
+Pair = tuple[Format, Opener]
+
+
+class Decision(Enum):
+    """What ``Opening.decide`` found at a literal."""
+
+    OPENS = "a call opens at the literal (Opening.chosen)"
+    WAITS = "more text is needed"
+    PROSE = "the literal is prose"
+    CUT = "the text ended inside an opening far enough in to be a call (Opening.chosen)"
+
+
+@dataclass(frozen=True)
+class Tables:
+    """What a machine for one format and guard looks up, built once by ``tables``."""
+
+    anywhere: dict[str, list[Pair]]  # literal -> the openers it may start, own format first
+    start: list[Pair]  # openers that only open a reply
+    start_literals: frozenset[str]
+    literals: re.Pattern  # any literal of ``anywhere``, longest first
+    longest: int
+    first_chars: re.Pattern  # a first character of any literal
+    starts: frozenset[str]  # every non-empty start of a literal, whole literals included
+    proper_starts: frozenset[str]  # the starts shorter than their literal
+    runs: RunShape | None  # the own format's run shape, if the rules give one
+
+    def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
+        """The start-only openers whose literal head starts with; None while head may still grow into one."""
+        if not final and any(len(head) < len(item) and item.startswith(head) for item in self.start_literals):
+            return None
+        return [(fmt, opener) for fmt, opener in self.start if head.startswith(opener.literal)]
+
+    def pending_literal(self, buffer: str, at: int) -> int | None:
+        """The first index from max(at, ...) at which the buffer's end is a proper start of a literal, if any."""
+        return self._first_tail(buffer, max(at, len(buffer) - self.longest + 1), self.proper_starts)
+
+    def partial_literal(self, buffer: str, at: int) -> int:
+        """Length of the longest end of buffer (from at) that starts some literal."""
+        index = self._first_tail(buffer, max(at, len(buffer) - self.longest + 1), self.starts)
+        return 0 if index is None else len(buffer) - index
+
+    def _first_tail(self, buffer: str, start: int, tails: frozenset[str]) -> int | None:
+        # Looked up in a set only where a literal's first character stands.
+        found = self.first_chars.search(buffer, start)
+        while found is not None:
+            if buffer[found.start() :] in tails:
+                return found.start()
+            found = self.first_chars.search(buffer, found.start() + 1)
+        return None
+
+
+def guard_of(guard: tuple[Format, ...] | None) -> tuple[Format, ...]:
+    """The formats a machine guards against: those given (TypeError for anything else), or the registry as it is now."""
+    if guard is None:
+        return tuple(FORMATS.values())
+    guard = tuple(guard)
+    for item in guard:
+        if not isinstance(item, Format):
+            raise TypeError(f"a guard is a tuple of Format, got {type(item).__name__} {item!r} in it")
+    return guard
+
+
+def watched(own: Format | None, guard: tuple[Format, ...]) -> list[Pair]:
+    """Every (format, opener) a machine for own watches: own's first, then the guard's in its order."""
+    formats = list(guard) if own is None else [own, *(fmt for fmt in guard if fmt is not own)]
+    return [(fmt, opener) for fmt in formats for opener in fmt.openers]
+
+
+@functools.lru_cache(maxsize=None)
+def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
+    """The tables of a machine for own (None: a survey, every call foreign) that guards against guard."""
+    pairs = watched(own, guard)
+    anywhere: dict[str, list[Pair]] = {}
+    for pair in pairs:
+        if not pair[1].start_only:
+            anywhere.setdefault(pair[1].literal, []).append(pair)
+    literals = sorted(anywhere, key=len, reverse=True)
+    firsts = re.escape("".join(sorted({item[0] for item in literals})))
+    start = [pair for pair in pairs if pair[1].start_only]
+    owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
+    never = re.compile("(?!)")  # a guard may leave no literal to look for
+    return Tables(
+        anywhere=anywhere,
+        start=start,
+        start_literals=frozenset(opener.literal for _, opener in start),
+        # The class in front lets the search skip to a possible first character at C speed.
+        literals=re.compile(f"(?=[{firsts}])(?:{'|'.join(map(re.escape, literals))})") if literals else never,
+        longest=max(map(len, literals), default=0),
+        # For the end of a chunk: which tails could still grow into a literal
+        # (looked up in a set, at the few places a literal's first character stands).
+        first_chars=re.compile(f"[{firsts}]") if literals else never,
+        starts=frozenset(item[:size] for item in literals for size in range(1, len(item) + 1)),
+        proper_starts=frozenset(item[:size] for item in literals for size in range(1, len(item))),
+        runs=None if own is None else run_shape(own, owners),
+    )
+
+
+class Candidate:
+    """One opener being tried at a literal: its format and its automaton's scan."""
+
+    __slots__ = ("format", "opener", "scan", "anchor", "fed", "verdict")
+
+    def __init__(self, fmt: Format, opener: Opener, anchor: int) -> None:
+        self.format = fmt
+        self.opener = opener
+        self.scan: Scan | None = None  # made only when the regex alone cannot decide
+        self.anchor = anchor  # buffer index of the literal's first character
+        self.fed = anchor  # buffer index up to which the scan has read
+        self.verdict = MORE
+
+    def read(self, buffer: str) -> int:
+        """Feed the automaton the buffer past what it read (its verdict is then set); the characters it examined."""
+        scan = self.scan
+        before = scan.examined
+        self.verdict, _ = scan.feed(buffer, self.fed)
+        self.fed = len(buffer)
+        return scan.examined - before
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the text ended while this opening was still possible, far enough in to count."""
+        return self.verdict == MORE and self.fed - self.anchor >= self.opener.cut_length
+
+
+class Opening:
+    """The decision at one literal: the openers it may start, tried in order.
+
+    The first opener that matches wins (own format first: ``watched`` put
+    it first), so openers are tried in order and the choice is made as
+    soon as no earlier one is still undecided; at the end of the text an
+    undecided one no longer blocks a later match. ``trying`` is the
+    candidate whose automaton waits for more text, ``undecided`` those
+    still possible when the text ended. ``from_start``: the literal
+    stands at the start of the reply (a start-only opener's place).
+    """
+
+    __slots__ = ("pairs", "anchor", "from_start", "next", "trying", "undecided", "chosen")
+
+    def __init__(self, pairs: list[Pair], anchor: int, from_start: bool) -> None:
+        self.pairs = pairs
+        self.anchor = anchor
+        self.from_start = from_start
+        self.next = 0
+        self.trying: Candidate | None = None
+        self.undecided: list[Candidate] = []
+        self.chosen: Pair | None = None
+
+    def decide(self, buffer: str, final: bool) -> tuple[Decision, int]:
+        """(decision, characters examined) for the literal at buffer[anchor], with final when the text ended."""
+        anchor, pairs, work = self.anchor, self.pairs, 0
+        while self.next < len(pairs):
+            fmt, opener = pairs[self.next]
+            candidate = self.trying
+            if candidate is None and not final and len(buffer) - anchor <= len(opener.literal) + SHORT_HOLD:
+                # A stream's chunk has just brought the literal: with so little after
+                # it the regex could only say "still possible", and the automaton
+                # would read it all again. It starts at once.
+                candidate = self.trying = Candidate(fmt, opener, anchor)
+                candidate.scan = opener.automaton.scan()
+            if candidate is None:
+                # First look: the regex settles most openings at once, reading at
+                # most REGEX_FIRST_LOOK characters (the end of that window counts
+                # as the end of the text, so a failure there is final); an opening
+                # still possible at the window's end goes to the automaton, which
+                # then reads the held text once, however long it grows.
+                window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
+                found = opener.compiled.match(buffer, anchor, window, partial=True)
+                work += (found.end() if found is not None else anchor + 1) - anchor
+                if found is None:
+                    self.next += 1
+                    continue
+                if not found.partial:
+                    self.chosen = (fmt, opener)
+                    return Decision.OPENS, work
+                candidate = Candidate(fmt, opener, anchor)
+                if final:  # the text ended while the opening was still possible: the regex said all
+                    candidate.fed = len(buffer)
+                    self.undecided.append(candidate)
+                    self.next += 1
+                    continue
+                self.trying = candidate
+                candidate.scan = opener.automaton.scan()
+            work += candidate.read(buffer)  # (a settled scan, fed again, reads nothing)
+            if candidate.verdict == MATCHED:
+                self.chosen = (fmt, opener)
+                return Decision.OPENS, work
+            if candidate.verdict == MORE:
+                if not final:
+                    return Decision.WAITS, work
+                self.undecided.append(candidate)
+            self.trying = None
+            self.next += 1
+        cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
+        if cut is not None:
+            self.chosen = (cut.format, cut.opener)
+            return Decision.CUT, work
+        return Decision.PROSE, work
+
+
+__all__ = ["Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of", "tables", "watched"]

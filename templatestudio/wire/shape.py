@@ -1,0 +1,330 @@
+"""A format's wire shape, declared once as data: the envelope its calls are written in.
+
+A format module starts with ``WIRE = WireShape(...)``: where a section of
+calls opens and closes (if the format has one), where one call opens and
+closes, how the name is written, how the arguments are written, what the
+writer puts between calls, the reasoning block, the stop tokens, and
+whether a reply may end without the last closer. From that one value come
+``write_call`` (``WireShape.write_call``), the markers a reader watches
+(``WireShape.markers``), the ``closers``, the ``reasoning`` pair and the
+stream's holdback literals; for the shapes it knows how to read (a JSON
+call object or list after an opening literal, a name between literals then
+a JSON object: ``wire.tagged_json``; a name then an object of the
+keyed-values grammar: ``wire.keyed_values``) the openers and the region
+reader as well (``derived_openers``, ``derived_reader``).
+
+The parts, outermost first::
+
+    section.open  section.head  [call]  (separator [call])*  section.tail  section.close
+    call.open     call.head     [id] [name and arguments]     call.tail     call.close
+
+Names: ``NameKey`` (a key of a JSON call object), ``NameBetween`` (between
+two literals: Functionary's ``<function=`` … ``>``), ``Invoke`` (an element
+named in its opening tag and closed after its arguments: Qwen3-Coder's
+``<function=NAME>`` … ``</function>``). Arguments: ``JsonArguments`` (a JSON
+object under a key of the call object), ``JsonObject`` (a JSON object right
+after the name), ``XmlParameters``, ``KeyValuePairs``, ``OwnValues`` (the
+``{key:value}`` grammar of ``wire.keyed_values``). What a declaration cannot
+say is ``HandWritten(why)``: the module then passes its own reader (and
+writer, when the writing is what cannot be said), and the why is printed
+with the declaration.
+
+Not handled: a format with several unrelated written shapes (the writer
+writes one; the readers of the others stay the module's own), and the
+response-template dicts, which stay hand-written beside the declaration.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from templatestudio.calls import ParsedToolCall
+from templatestudio.resumable_match import literal, sequence
+from templatestudio.wire import keyed_values, tagged_json
+from templatestudio.wire.base import Opener
+from templatestudio.wire.arguments import (  # noqa: F401 - the name and argument parts are part of this language
+    CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, XmlParameters,
+)
+from templatestudio.wire.extents import TagExtent, ValueExtent
+
+NEVER = 1 << 30  # cut_after for an opening whose cut is prose: a reply ending inside it is text
+
+
+@dataclass(frozen=True)
+class HandWritten:
+    """A part the declaration cannot say: the module's own code does it, for the reason given."""
+
+    why: str
+
+
+@dataclass(frozen=True)
+class Reasoning:
+    """The reasoning block: text between open and close, shown apart from the content."""
+
+    open: str
+    close: str
+
+
+@dataclass(frozen=True)
+class Section:
+    """Literals around all the calls of one turn (DeepSeek's, Kimi's, MiniMax's section).
+
+    alone: a call may also open without the section around it (the reader
+    accepts it; the writer always writes the section).
+    """
+
+    open: str
+    close: str
+    head: str = ""  # what the writer puts after open (layout)
+    tail: str = ""  # what the writer puts before close (layout)
+    alone: bool = False
+
+
+@dataclass(frozen=True)
+class Call:
+    """Literals around one call.
+
+    open: the literal that opens a call ("" for a bare JSON value); close:
+    the literal that ends it ("" when the body's own bracket ends it).
+    head/tail: what the writer puts between open and the body and between
+    the body and close; its non-blank parts are literals the reader requires
+    (InternLM2's ``<|plugin|>``), its whitespace is layout the reader allows
+    in any amount. also_opens: other literals a call may open with, read and
+    never written (GigaChat 3's call turn). marker: the literal a reader
+    looks for when it is not open (firefunction's ``functools[`` reaches
+    into the body's bracket). refused: literals that, right after open,
+    open a region the reader refuses, each with the reason (InternLM2's
+    code-interpreter action, a list where one object belongs).
+    """
+
+    open: str = ""
+    close: str = ""
+    head: str = ""
+    tail: str = ""
+    also_opens: tuple[str, ...] = ()
+    marker: str | None = None
+    refused: tuple[tuple[str, str], ...] = ()
+    cut_after: int | None = None  # as ``Opener.cut_after``, for the derived opener
+
+
+Name = NameKey | NameBetween | Invoke | HandWritten
+Arguments = JsonArguments | JsonObject | XmlParameters | KeyValuePairs | OwnValues | HandWritten
+
+
+class ShapeError(ValueError):
+    """A declaration that says something impossible, or is asked for what it declares hand-written."""
+
+
+@dataclass(frozen=True)
+class WireShape:
+    """The envelope one format writes its calls in (see the module docstring for the parts).
+
+    separator: what the writer puts between two calls outside a section
+    (inside one: between calls of the section). stop_tokens: tokens a
+    server stops on that end a reply in this format. closer_optional: a
+    reply that ends where the last call's closer would stand is read
+    (servers stop on the closer and cut it). framing: further literals the
+    reader watches that open no call (Command R7B's response block,
+    harmony's channel headers); they are markers, never written by
+    write_call. wrappers: further sections the reader accepts around the
+    calls, never written (LFM2's ``<|tool_call_start|>[…]<|tool_call_end|>``
+    around a pythonic list).
+    """
+
+    call: Call
+    name: Name
+    arguments: Arguments
+    section: Section | None = None
+    call_id: CallId | None = None
+    separator: str = "\n"
+    reasoning: Reasoning | None = None
+    stop_tokens: tuple[str, ...] = ()
+    closer_optional: bool = False
+    framing: tuple[str, ...] = ()
+    wrappers: tuple[Section, ...] = ()
+
+    def __post_init__(self) -> None:
+        if isinstance(self.arguments, JsonArguments) != isinstance(self.name, NameKey) and not isinstance(
+            self.name, HandWritten
+        ) and not isinstance(self.arguments, HandWritten):
+            raise ShapeError("a name under a JSON key goes with arguments under a JSON key, and only with them")
+        if not self.markers:
+            raise ShapeError("the shape declares no literal a call opens with")
+
+    # --- what the declaration says, derived ----------------------------------------------------
+
+    @property
+    def hand_written(self) -> tuple[str, ...]:
+        """The reasons of every part the declaration leaves to the module's own code."""
+        return tuple(part.why for part in (self.name, self.arguments) if isinstance(part, HandWritten))
+
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """The literals a reader watches: where a section or a call may open, then the framing."""
+        found: list[str] = []
+        if self.section is not None:
+            found.append(self.section.open)
+        if self.section is None or self.section.alone:
+            found.append(self.call.marker or self.call.open or self._name_open())
+        found.extend(self.call.also_opens)
+        found.extend(wrapper.open for wrapper in self.wrappers)
+        found.extend(self.framing)
+        return tuple(dict.fromkeys(item for item in found if item))
+
+    def _name_open(self) -> str:
+        return self.name.open if isinstance(self.name, (NameBetween, Invoke)) else ""
+
+    @property
+    def closers(self) -> tuple[str, ...]:
+        """The literals that end a call: the section's, the call's, the invoked element's; else the JSON's bracket."""
+        found = [self.section.close if self.section else "", self.call.close,
+                 self.name.close if isinstance(self.name, Invoke) else "",
+                 *(wrapper.close for wrapper in self.wrappers)]
+        closers = tuple(dict.fromkeys(item for item in found if item))
+        if closers:
+            return closers
+        if isinstance(self.arguments, JsonArguments):
+            return ("]",) if self.arguments.listed else ("}",)
+        return ("}",)
+
+    @property
+    def reasoning_pair(self) -> tuple[str, str] | None:
+        return None if self.reasoning is None else (self.reasoning.open, self.reasoning.close)
+
+    @property
+    def holdback(self) -> tuple[str, ...]:
+        """Literals a stream holds a chunk's tail back for, while it could still become one of them."""
+        return tuple(dict.fromkeys((*self.markers, *(self.reasoning_pair or ()))))
+
+    # --- the writer ------------------------------------------------------------------------------
+
+    @property
+    def writes(self) -> bool:
+        """Whether write_call can be derived (no hand-written name or arguments)."""
+        return not self.hand_written
+
+    def _arguments_text(self, arguments: dict) -> str:
+        shape = self.arguments
+        if isinstance(shape, JsonObject):
+            return json.dumps(arguments, ensure_ascii=False)
+        if isinstance(shape, (XmlParameters, KeyValuePairs)):
+            return shape.write(arguments)
+        if isinstance(shape, OwnValues):
+            return keyed_values.write_value(arguments, shape.quote)
+        raise ShapeError(f"the arguments are hand-written: {shape.why}")  # pragma: no cover - guarded by writes
+
+    def _body(self, call: ParsedToolCall) -> str:
+        name, shape = self.name, self.arguments
+        if isinstance(shape, JsonArguments):
+            item = {**dict(shape.written_extras), name.key: call.name, shape.key: call.arguments}
+            listed = shape.listed
+            if listed is None:
+                return json.dumps(item, ensure_ascii=False)
+            if listed.indent is not None:
+                return json.dumps([item], ensure_ascii=False, indent=listed.indent)
+            return f"{listed.open}{json.dumps(item, ensure_ascii=False)}{listed.close}"
+        arguments = self._arguments_text(call.arguments)
+        if isinstance(name, Invoke):
+            return f"{name.open}{call.name}{name.name_close}{name.head}{arguments}{name.tail}{name.close}"
+        return f"{name.open}{call.name}{name.index}{name.close}{name.head}{arguments}"
+
+    def write_call(self, call: ParsedToolCall) -> str:
+        """One call as the format writes it, inside its section when it has one."""
+        return self.write_calls([call])
+
+    def write_calls(self, calls: list[ParsedToolCall]) -> str:
+        """Several calls of one turn: in one section, or one after another with the separator."""
+        if not self.writes:
+            raise ShapeError("this shape's writing is hand-written: " + "; ".join(self.hand_written))
+        if self.section is None:
+            return self.separator.join(map(self._one, calls))
+        return self._in_section(self.separator.join(map(self._one, calls)))
+
+    def _one(self, call: ParsedToolCall) -> str:
+        ident = "" if self.call_id is None else self.call_id.written + self.call_id.close
+        return f"{self.call.open}{self.call.head}{ident}{self._body(call)}{self.call.tail}{self.call.close}"
+
+    def _in_section(self, calls: str) -> str:
+        section = self.section
+        return calls if section is None else f"{section.open}{section.head}{calls}{section.tail}{section.close}"
+
+    def describe(self) -> str:
+        """The declaration in a few lines, hand-written parts with their reasons (for ``check`` and the course)."""
+        lines = [f"markers {list(self.markers)}, closers {list(self.closers)}"]
+        if self.reasoning:
+            lines.append(f"reasoning {self.reasoning.open!r} … {self.reasoning.close!r}")
+        lines.append(f"name: {type(self.name).__name__}; arguments: {type(self.arguments).__name__}")
+        lines.extend(f"hand-written: {why}" for why in self.hand_written)
+        return "\n".join(lines)
+
+    # --- the reader, for the shapes it can be derived for ------------------------------------------
+
+    def _derived_kind(self, what: str) -> str:
+        """Which derived reading applies ("json call", "named json", "own values"); ShapeError when none does."""
+        if self.hand_written:
+            why = "it declares hand-written parts: " + "; ".join(self.hand_written)
+        elif self.section is not None or self.call_id is not None or self.call.also_opens or self.wrappers:
+            why = "sections, call ids, second openers and wrappers are read by the module's own code"
+        elif not self.call.open:
+            why = "a bare call (no opening literal) is told from prose by the module's own opening"
+        elif isinstance(self.arguments, JsonArguments):
+            return "json call"
+        elif isinstance(self.name, NameBetween) and self.call.close and self.name.close:
+            if isinstance(self.arguments, JsonObject):
+                return "named json"
+            why = "only JSON arguments are read after a closed name"
+        elif isinstance(self.name, NameBetween) and isinstance(self.arguments, OwnValues) and self.call.close:
+            return "own values"
+        else:
+            why = "only JSON bodies and the keyed-values grammar after an opening literal are derived"
+        raise ShapeError(f"no {what} can be derived: {why}")
+
+    def derived_openers(self) -> tuple[Opener, ...]:
+        """The openers of the declared shape: the call's, then one per framing literal."""
+        kind = self._derived_kind("openers")
+        call, close, name = self.call, self.call.close, self.name
+        refused = tuple(item for item, _ in call.refused)
+        skip, optional = len(call.open), self.closer_optional
+        extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else (lambda: ValueExtent(skip))
+        if kind == "named json":
+            pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close)
+        elif kind == "own values":
+            # The name's literal must follow the token: the token alone in prose opens nothing.
+            pattern = sequence(literal(call.open), literal(name.open)) if name.open else literal(call.open)
+            quote = self.arguments.quote
+            extent = lambda: TagExtent(skip, close, quote, close_at_end=optional)  # noqa: E731 - strings: the quote
+        elif call.marker and call.marker != call.open:
+            # The marker reaches into the list's bracket (firefunction's functools[): a call object follows it.
+            pattern = tagged_json.json_opening(call.marker, (), ("{",), refused)
+        else:
+            body = ("[",) if self.arguments.listed else ("{",)
+            pattern = tagged_json.json_opening(call.open, tagged_json.head_literals(call.head), body, refused)
+        openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after)]
+        for item in self.framing:
+            openers.append(Opener(item, literal(item), lambda item=item: TagExtent(0, item)))
+        return tuple(openers)
+
+    def derived_reader(self):
+        """The region reader of the declared shape (framing regions hold no call)."""
+        kind = self._derived_kind("reader")
+        call, name, shape, framing = self.call, self.name, self.arguments, set(self.framing)
+        common = dict(open_literal=call.open, close=call.close, close_optional=self.closer_optional)
+        if kind == "named json":
+            options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok)
+            read = tagged_json.read_named_json
+        elif kind == "own values":
+            options = dict(common, name_open=name.open, quote=shape.quote)
+            read = keyed_values.read_named_values
+        else:
+            options = dict(common, head=tagged_json.head_literals(call.head), refused=call.refused,
+                           listed=shape.listed is not None, name_key=name.key, argument_keys=shape.keys,
+                           string_arguments=shape.string_ok, extras=shape.extras or None, id_key=shape.id_key)
+            read = tagged_json.read_json_call
+
+        def read_region(region: str, opener: Opener, found):
+            if opener.literal in framing:
+                return []  # framing: the text around it is the content
+            return read(region, found, **options)
+
+        return read_region
