@@ -44,6 +44,22 @@ endif
 table: tokenizers
 	$(BIN)/python -m templatestudio table
 
+# The CanIToolCall conformance suite (PyPI canitoolcall, in the dev extra) run
+# by its own runner through tests/conformance/adapter.py: pass / soft pass /
+# fail / error / unsupported per family, beside the engines' published figures.
+# CONFORMANCE_ARGS=--failures lists every case that is not a pass.
+CONFORMANCE_ARGS ?=
+.PHONY: conformance
+conformance: tokenizers
+	$(BIN)/python conformance.py $(CONFORMANCE_ARGS)
+
+# The same suite one layer up: templatestudio's vLLM tool parser inside vLLM's
+# own parser machinery (tests/conformance/plugin_adapter.py); the suite's
+# worker runs under $(VLLM_VENV), the runner under $(VENV).
+.PHONY: conformance-plugin
+conformance-plugin: vllm tokenizers
+	$(BIN)/python conformance.py --layer plugin $(CONFORMANCE_ARGS)
+
 # Every test: the package, the corpus, the notebooks and the browser in .venv,
 # then the vLLM plugin against real servers in .venv-vllm. No test here reads
 # a clock: linearity is counted work; wall time is bench-smoke's.
@@ -97,7 +113,7 @@ $(VLLM_VENV)/.installed: pyproject.toml
 	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
 	$(VLLM_BIN)/pip install --quiet --no-deps -e .
 	$(VLLM_BIN)/pip install --quiet "tokenizers==0.23.3" "huggingface-hub==2.4.0" "jinja2==3.1.6" \
-		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6"
+		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6" "canitoolcall==0.1.1"
 	touch $@
 
 vllm: $(VLLM_VENV)/.installed

@@ -9,7 +9,9 @@ The course in ``notebooks/`` builds this package one step at a time:
 What a program needs is importable from here, each idea under one name:
 
 - reading a reply: ``read_tool_calls`` (the production reader) and its
-  ``Reply``; ``split_reasoning`` for the reasoning block alone;
+  ``Reply``, whose ``cut`` is the ``CutToolCall`` a reply cut by
+  ``max_tokens`` ended inside; ``split_reasoning`` for the reasoning block
+  alone;
 - streaming: ``ToolCallStream``, and ``read_events`` for the events of a
   whole reply (what every stream of it must give, merged by
   ``merge_deltas``); the events ``TextDelta``, ``ReasoningDelta``,
@@ -35,7 +37,7 @@ from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolC
 from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
 from templatestudio.dispatch import Tool, ToolOutcome, dispatch
 from templatestudio.engine import read_events
-from templatestudio.events import Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
+from templatestudio.events import CutToolCall, Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS, Format, UnknownFormat, get_format
 from templatestudio.loop import ToolLoopLimit, run_tool_loop
 from templatestudio.messages import InvalidConversation
@@ -50,6 +52,7 @@ __all__ = [
     "FORMATS",
     "AmbiguousFormat",
     "CallShape",
+    "CutToolCall",
     "Event",
     "Format",
     "InvalidConversation",

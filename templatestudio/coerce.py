@@ -26,8 +26,9 @@ that no value is made up from a spelling the model did not write:
   and ``'1_000'`` as 1000; those stay text here.
 - An integer is read exactly: ``"3.0000000000000001"`` is not whole, so it
   stays text (transformers rounds through a float and gets 3), and a
-  ``number`` written as plain digits keeps all of them
-  (``"12345678901234567890"`` does not become ``12345678901234567168``).
+  whole ``number`` written without a point keeps every digit it spells
+  (``"12345678901234567890"`` does not become ``12345678901234567168``,
+  nor ``"1e23"`` ``99999999999999991611392``).
 - A JSON text nested more than ``MAX_NESTING`` levels deep is not decoded
   (transformers raises ``RecursionError`` on ``'[' * 100000``).
 
@@ -146,8 +147,14 @@ def _number(text: str) -> int | float | None:
         return None
     if _PLAIN_INTEGER.fullmatch(text):
         return int(text)  # every digit as written; a float would round past 2**53
-    # transformers' rule: whole and written without a point ("2e3") is an int.
-    return int(number) if number.is_integer() and "." not in text else number
+    # transformers' rule: whole and written without a point ("2e3") is an int; read
+    # exactly ("1e23" is 10**23, not the float's 99999999999999991611392). The float
+    # above is finite, so the int has at most 309 digits.
+    if "." not in text:
+        exact = Decimal(text)
+        if exact == exact.to_integral_value():
+            return int(exact)
+    return number
 
 
 def _word(text: str) -> str | None:

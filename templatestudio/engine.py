@@ -7,9 +7,16 @@ for any text, any chunking gives the same events, or the same exception.
 How it reads, left to right:
 
 - At the start of the reply (and again right after a reasoning block),
-  leading whitespace is text; then the format's reasoning opener starts a
-  reasoning block, and a start-only opener (a bare ``[name(`` reply) may
-  open a call.
+  leading whitespace is text; then one of the format's reasoning openers
+  starts a reasoning block, which that opener's own closer ends, and a
+  start-only opener (a bare ``[name(`` reply) may open a call.
+- A block of a format whose reasoning ends at a call
+  (``Reasoning.ends_at_call``) that the reply never closes ends where a
+  whole call opening of the format stands at a line start inside it; the
+  rest is read as the reply. A stream cannot know that before the closer
+  or the end, so it holds the block's text from the first such opening
+  until the block's closer or the reply's end: the reasoning after a call
+  rehearsed at a line start arrives that late (the cost of the rule).
 - Elsewhere it looks for the literal of any opener of its own format and
   of every format it guards against (``guard``: by default the registry).
   At a literal, each opener's pattern decides whether a call opens there
@@ -22,16 +29,20 @@ How it reads, left to right:
   writer writes them may be read in one step (``canonical_runs``).
 - A call of the machine's own format becomes ``ToolCallEvent``; a call
   in another format is a leak and raises ``UnparsedToolCall`` naming the
-  marker and its offset; so does a region the reader refuses, and a reply
-  that ends inside an opened call (or inside an opening that could still
-  be one).
+  marker and its offset; so does a region the reader refuses. A reply
+  that ends inside an opened call of its own format (or inside an opening
+  that could still be one) raises too when the machine is strict (the
+  default); otherwise the calls that closed before the cut are events and
+  the cut call is one ``CutToolCall`` (``regions.cut_events``).
 
 Work is linear: each character is searched, scanned by an opening
 automaton or crossed by an extent a bounded number of times, which
-``examined`` counts. Not handled: reasoning that is not at the start of
-the reply (a later ``<think>`` is text), calls inside reasoning (they are
-reasoning text, never events), and calls in a format outside the guard
-(they are text).
+``examined`` counts (but for a call opening held at a line start inside
+a block that may end at a call while its whitespace is still arriving:
+it is read again at each feed until it is decided). Not handled:
+reasoning that is not at the start of the reply (a later ``<think>`` is
+text), calls inside a closed reasoning block (they are reasoning text,
+never events), and calls in a format outside the guard (they are text).
 """
 
 from __future__ import annotations
@@ -41,6 +52,7 @@ from enum import Enum
 
 from templatestudio.canonical_runs import RunTries
 from templatestudio.events import Event, Outbox, ReasoningDelta, TextDelta, merge_deltas
+from templatestudio.layout import Layout
 from templatestudio.openings import Decision, Opening, guard_of, tables
 from templatestudio.regions import Regions
 from templatestudio.resumable_match import MATCHED, MORE
@@ -77,38 +89,62 @@ class Machine:
 
     feed(text) appends text and returns the events it settles; close()
     ends the reply. guard: the formats whose calls are leaks (a tuple of
-    ``Format``; by default every registered format), watched after the
-    machine's own. record=True collects foreign calls in ``markers``
+    ``Format``; by default every registered format, less those
+    ``openings.guard_of`` leaves out for an addressed format), watched
+    after the machine's own. record=True collects foreign calls in ``markers``
     instead of raising (that is how ``leaks.find_call_markers`` surveys a
-    text). reasoning_open says the prompt already opened the reasoning block.
+    text). reasoning_open says the prompt already opened the reasoning block:
+    True for the format's written pair, or the pair it opened (one of
+    ``fmt.reasoning_pairs``, as ``Format.opened_reasoning`` gives it).
     runs=False reads every call through its opener, never as part of a run
     of written calls (``canonical_runs``); the events are the same.
+    strict=False: a reply that ends inside a call of fmt gives a
+    ``CutToolCall`` at close instead of raising ``UnparsedToolCall``.
+    layout=True (with a format, not recording) takes the whitespace the
+    template writes around the reasoning block and the calls out of the
+    events (``templatestudio.layout``, by the format's declared spacing);
+    layout=False returns every character as text or reasoning;
+    reasoning_layout=False takes out only the whitespace touching a call
+    and leaves the reasoning block, and the text beside it, as written.
     """
 
-    def __init__(self, fmt: Format | None, *, reasoning_open: bool = False, record: bool = False,
-                 runs: bool = True, guard: tuple[Format, ...] | None = None) -> None:
+    def __init__(self, fmt: Format | None, *, reasoning_open: bool | tuple[str, str] = False, record: bool = False,
+                 runs: bool = True, guard: tuple[Format, ...] | None = None, strict: bool = True,
+                 layout: bool = True, reasoning_layout: bool = True) -> None:
         self.format = fmt
         self.record = record
-        self.guard = guard_of(guard)
+        self.guard = guard_of(guard, fmt)
         self.reasoning_spans: list[tuple[int, int]] = []  # reply offsets of each block, tags included
         self._reasoning_start = 0
         self.examined = 0
-        self._reasoning = fmt.reasoning if fmt is not None else None
+        self._pairs = fmt.reasoning_pairs if fmt is not None else ()
+        opened = _opened_pair(fmt, self._pairs, reasoning_open)
+        self._closer = opened[1] if opened else ""  # the open block's closer
+        # What may say, at the reply's first characters, that the model skipped the block its prompt opened.
+        self._skips = fmt.reasoning_skipped_by if opened and fmt is not None else ()
+        # One attribute for a block that may end at a call (the instance keeps
+        # few enough attributes for CPython's fast attribute look-up in feed).
+        ending = fmt.calls_ending_reasoning if fmt is not None else None
+        self._scan = None if ending is None else _BlockScan(*ending)
         self._tables = found = tables(fmt, self.guard)
         self._anywhere, self._literals, self._longest = found.anywhere, found.literals, found.longest
+        # How far the start of a reply is looked at: the longest literal, or a longer reasoning opener.
+        self._head = max([self._longest, *(len(opener) for opener, _ in self._pairs)]) + 32
         self._first_chars, self._proper_starts = found.first_chars, found.proper_starts
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
-        self._mode = REASON if (reasoning_open and self._reasoning) else START
+        self._mode = REASON if opened else START
         self._opening: Opening | None = None  # the decision at a literal, in DECIDE
         self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
         self._out = Outbox()  # what the next feed or close returns
         self._closed = False
         shape = found.runs if runs and fmt is not None and not record else None
         self.run_tries = None if shape is None else RunTries(shape)  # the run path's tries and counts
-        self._regions = Regions(fmt, record, shape)
+        self._regions = Regions(fmt, record, shape, strict)
         self.markers = self._regions.markers  # the leaks a survey (record) found
+        spacing = fmt.spacing if fmt is not None and layout and not record else ""
+        self._layout = Layout(spacing, blocks=reasoning_layout) if spacing else None
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str) -> list[Event]:
@@ -127,7 +163,8 @@ class Machine:
                         self._base += at
                         self._buffer, self._at = text, len(text)
                         self.examined += len(text)
-                        return [TextDelta(text)]
+                        settled = [TextDelta(text)]
+                        return settled if self._layout is None else self._layout.feed(settled)
                 else:
                     held = self._buffer[at:] + text
                     if held in self._proper_starts:
@@ -170,14 +207,17 @@ class Machine:
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
                 self._open_region(trying.format, trying.opener)
         self._run(False)
-        return self._out.take()
+        return self._out.take() if self._layout is None else self._layout.feed(self._out.take())
 
     def close(self) -> list[Event]:
         if self._closed:
             raise RuntimeError("the reply was already closed")
         self._closed = True
         self._run(True)
-        return self._out.take()
+        if self._layout is None:
+            return self._out.take()
+        last = self._layout.feed(self._out.take()) + self._layout.close()
+        return merge_deltas(last) if len(last) > 1 else last
 
     @property
     def closed(self) -> bool:
@@ -214,7 +254,13 @@ class Machine:
                 return
 
     def _reason(self, final: bool) -> bool:
-        closer = self._reasoning[1]
+        if self._skips:  # only at the first characters of a block the prompt opened
+            skipped = self._skipped(final)
+            if skipped is not None:
+                return skipped
+        if self._scan is not None:
+            return self._reason_to_call(final)
+        closer = self._closer
         end = self._buffer.find(closer, self._at)
         if end != -1:
             self.examined += end + len(closer) - self._at
@@ -230,6 +276,63 @@ class Machine:
             self.reasoning_spans.append((self._reasoning_start, self.offset))
         return False
 
+    def _skipped(self, final: bool) -> bool | None:
+        """At the block's first characters: True (skipped, read on), False (wait for more), None (a block)."""
+        head = self._buffer[self._at :]
+        for literal in self._skips:
+            if head.startswith(literal):
+                self._skips, self._mode = (), START
+                return True
+        if not final and any(literal.startswith(head) for literal in self._skips):
+            return False
+        self._skips = ()
+        return None
+
+    def _reason_to_call(self, final: bool) -> bool:
+        """_reason for a block that, never closed, ends at a call opening at a line start.
+
+        Until the closer or the end, the text from the first opening that
+        is (or may still grow into) a whole call opening at a line start is
+        held: the closer makes it reasoning, the end of the reply a call.
+        """
+        buffer, at, base, closer, scan = self._buffer, self._at, self._base, self._closer, self._scan
+        searched = max(at, scan.searched - base)
+        end = buffer.find(closer, searched)
+        if end != -1:  # closed: everything up to the closer is reasoning, any call in it included
+            self.examined += end + len(closer) - searched
+            self._emit(ReasoningDelta, end)
+            self._at = end + len(closer)
+            self.reasoning_spans.append((self._reasoning_start, self.offset))
+            self._mode = START
+            return True
+        after_newline, anywhere = scan.after_newline, scan.anywhere
+        if final:
+            self.examined += len(buffer) - searched
+            found = anywhere.match(buffer, at) if base + at == scan.start else None
+            if found is None:
+                found = after_newline.search(buffer, at)
+                call = None if found is None else found.start() + 1  # the newline is the block's (layout)
+            else:
+                call = at
+            self._emit(ReasoningDelta, len(buffer) if call is None else call)
+            self.reasoning_spans.append((self._reasoning_start, self.offset))
+            if call is None:
+                return False
+            self._mode = START  # the rest is read as a reply (a call opens at once)
+            return True
+        if scan.call_at is None or not scan.whole:
+            start = at if scan.call_at is None else scan.call_at - base
+            found = anywhere.match(buffer, start, partial=True) if base + start == scan.start else None
+            if found is None:
+                found = after_newline.search(buffer, start, partial=True)
+            scan.call_at = None if found is None else base + found.start()
+            scan.whole = found is not None and not found.partial
+        keep = len(buffer) - _partial_suffix(buffer, closer)
+        self.examined += keep - searched
+        scan.searched = base + keep
+        self._emit(ReasoningDelta, keep if scan.call_at is None else min(keep, scan.call_at - base))
+        return False
+
     def _start_of_reply(self, final: bool) -> bool:
         buffer = self._buffer
         first = _SPACE_RUN.match(buffer, self._at).end()
@@ -237,16 +340,18 @@ class Machine:
         self._emit(TextDelta, first)
         if first == len(buffer):
             return False
-        head = buffer[first : first + self._longest + 32]
-        if self._reasoning:
-            opener = self._reasoning[0]
+        head = buffer[first : first + self._head]
+        for opener, closer in self._pairs:
             if head.startswith(opener):
                 self._reasoning_start = self._base + first
                 self._at = first + len(opener)
+                self._closer = closer
+                if self._scan is not None:
+                    self._scan.restart(self._base + self._at)
                 self._mode = REASON
                 return True
-            if not final and opener.startswith(head):
-                return False
+        if not final and any(opener.startswith(head) for opener, _ in self._pairs):
+            return False
         starts = self._tables.starts_at_reply(head, final)
         if starts is None:
             return False
@@ -294,10 +399,9 @@ class Machine:
             return False
         self._mode = TEXT
         if decision is CUT:
+            # The opening runs to the end of the text, so every later literal
+            # is inside it: the rest is the cut call, or text a survey recorded.
             self._cut(*opening.chosen)
-            # Recorded (a survey): the opening runs to the end of the text, so
-            # every later literal is inside it. The rest is text, read once.
-            self._emit(TextDelta, len(self._buffer))
             return False
         if not opening.from_start:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
@@ -320,7 +424,6 @@ class Machine:
             if final:
                 self._region, self._mode = None, TEXT
                 self._cut(fmt, opener)
-                self._emit(TextDelta, len(self._buffer))  # recorded: the rest is text
             return False
         return self._end_region(end)
 
@@ -337,8 +440,46 @@ class Machine:
         return True
 
     def _cut(self, fmt: Format, opener: Opener) -> None:
-        """The reply ended inside an opening or a region of fmt, at the first unsettled character."""
-        self._regions.cut(fmt, opener, self.offset, self._buffer[self._at : self._at + 24])
+        """The reply ended inside an opening or a region of fmt, at the first unsettled character.
+
+        All the rest of the buffer is settled: as the cut call's events, or
+        as text when a survey recorded it.
+        """
+        events = self._regions.cut(fmt, opener, self.offset, self._buffer[self._at :])
+        if events is None:
+            self._emit(TextDelta, len(self._buffer))
+            return
+        self._out.add(events)
+        self._at = len(self._buffer)
+
+
+class _BlockScan:
+    """Where a block that may end at a call stands (``Machine._reason_to_call``; reply offsets).
+
+    start: the block's first character (a line start); searched: how far
+    the closer was looked for; call_at: where the first call opening at a
+    line start (or a start of one) was found, held; whole: it is whole.
+    """
+
+    __slots__ = ("after_newline", "anywhere", "start", "searched", "call_at", "whole")
+
+    def __init__(self, after_newline, anywhere) -> None:
+        self.after_newline, self.anywhere = after_newline, anywhere
+        self.restart(0)
+
+    def restart(self, start: int) -> None:
+        self.start, self.searched, self.call_at, self.whole = start, 0, None, False
+
+
+def _opened_pair(fmt: Format | None, pairs: tuple[tuple[str, str], ...],
+                 reasoning_open: bool | tuple[str, str]) -> tuple[str, str] | None:
+    """The reasoning pair a Machine starts inside: reasoning_open True is the format's written one."""
+    if not isinstance(reasoning_open, tuple):
+        return pairs[0] if reasoning_open and pairs else None
+    if reasoning_open not in pairs:
+        name = fmt.name if fmt is not None else "no format"
+        raise ValueError(f"reasoning_open={reasoning_open!r} is not a reasoning pair of {name}: {list(pairs)}")
+    return reasoning_open
 
 
 def _partial_suffix(text: str, literal: str) -> int:
@@ -349,13 +490,17 @@ def _partial_suffix(text: str, literal: str) -> int:
     return 0
 
 
-def read_events(text: str, fmt: Format | None, *, reasoning_open: bool = False,
-                guard: tuple[Format, ...] | None = None) -> list[Event]:
+def read_events(text: str, fmt: Format | None, *, reasoning_open: bool | tuple[str, str] = False,
+                guard: tuple[Format, ...] | None = None, strict: bool = True, layout: bool = True,
+                reasoning_layout: bool = True) -> list[Event]:
     """The events of a whole reply: one feed, then close, of the same machine a stream runs.
 
-    guard: the formats whose calls are leaks (``Machine``), by default the registry.
+    guard: the formats whose calls are leaks (``Machine``), by default the
+    registry. reasoning_open: as ``Machine``'s. strict=False: a reply cut inside a call ends with a
+    ``CutToolCall`` instead of raising.
     """
-    machine = Machine(fmt, reasoning_open=reasoning_open, guard=guard)
+    machine = Machine(fmt, reasoning_open=reasoning_open, guard=guard, strict=strict, layout=layout,
+                      reasoning_layout=reasoning_layout)
     events, last = machine.feed(text), machine.close()
     if not events or not last:
         return events or last

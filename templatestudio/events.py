@@ -1,7 +1,9 @@
 """What reading a reply gives: text, reasoning and whole calls, as events, and how runs of them merge.
 
 Every reader in the package (the whole-text read, ``ToolCallStream``, the
-production reader) returns these events. A stream returns them as chunks
+production reader) returns these events. ``CutToolCall`` is the call a
+reply ended inside (a generation cut by ``max_tokens``), when the reader is
+not strict: kept whole as written, never shown as text, never dropped. A stream returns them as chunks
 settle them, so two deltas of one kind may follow each other;
 ``merge_deltas`` joins them, and two readings of one reply are equal when
 their merged events are. ``Outbox`` holds what a machine settled until it
@@ -42,7 +44,29 @@ class ToolCallEvent:
     id: str | None = None
 
 
-Event = TextDelta | ReasoningDelta | ToolCallEvent
+@dataclass(frozen=True)
+class CutToolCall:
+    """The call a reply ended inside: what was written of it, never text and never a call to run.
+
+    name: the call's name when the reply got past it and the format's
+    declaration says where it stands (None otherwise); raw: everything the
+    reply wrote of the call, from its marker to the end of the reply;
+    offset: the reply offset of its marker. ``end``, the offset where the
+    reply cut it, is the reply's length. The field is ``raw``, not
+    ``text``: code that shows every event's text must not show this one.
+    """
+
+    name: str | None
+    raw: str
+    offset: int
+
+    @property
+    def end(self) -> int:
+        """The reply offset at which the reply cut the call (the reply's length)."""
+        return self.offset + len(self.raw)
+
+
+Event = TextDelta | ReasoningDelta | ToolCallEvent | CutToolCall
 
 # ToolCallEvent(call, id) for each (call, id) of two columns, without __init__:
 # a list or a run of calls makes thousands of events (see calls.filler).
@@ -74,7 +98,7 @@ def merge_deltas(events: list[Event]) -> list[Event]:
     texts: list[str] | None = None  # the texts of merged[-1]'s run, once it has two (joined once: linear)
     for event in events:
         current = type(event)
-        if current is ToolCallEvent:
+        if current is ToolCallEvent or current is CutToolCall:
             if texts is not None:
                 merged[-1], texts = kind("".join(texts)), None
             append(event)
@@ -171,6 +195,7 @@ def _with_text_between(region: str, spans: list[CallSpan], made: list[Event]) ->
 
 
 __all__ = [
+    "CutToolCall",
     "Event",
     "Marker",
     "Outbox",

@@ -30,8 +30,9 @@ call turn. What makes it safe on every family, not only Qwen3:
 Not handled here: sampling (decoding is greedy, so a run repeats on one
 machine), running calls concurrently (the calls
 of one reply run one after another, in order), and streaming. A reply cut
-off by ``max_new_tokens`` is parsed as it stands, so a half-written call
-surfaces as ``UnparsedToolCall``.
+off by ``max_new_tokens`` is read strictly (``read_tool_calls(...,
+strict=True)``), so a half-written call surfaces as ``UnparsedToolCall``
+instead of a round that runs only the calls before it.
 """
 
 from __future__ import annotations
@@ -226,7 +227,7 @@ def run_tool_loop(
         prompt = safe_render(tokenizer, transcript.messages, tools=schemas)
         raw = generate_reply(model, tokenizer, prompt, max_new_tokens=max_new_tokens)
         transcript.replies.append(raw)
-        reply = read_tool_calls(raw, tokenizer if fmt is None else fmt, prefix=prompt)
+        reply = read_tool_calls(raw, tokenizer if fmt is None else fmt, prefix=prompt, strict=True)
         calls = reply.calls
         if not calls:
             transcript.messages.append({"role": "assistant", "content": reply.content.strip()})

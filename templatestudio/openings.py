@@ -3,7 +3,12 @@
 A machine reading for one format watches the openers of that format first,
 then those of every format it guards against (``guard``: by default the
 registry, ``templatestudio.formats.FORMATS``), so that a call written in
-another format is seen as a leak instead of passing as text. ``tables``
+another format is seen as a leak instead of passing as text. When the
+machine's format addresses every call by its own framing
+(``WireShape.addressed``: harmony's ``to=functions.NAME`` header), the text
+of a message body is content, and the default guard leaves out the formats
+whose calls open on plain text (``{``, ``[``, a code fence, a bare word:
+``opens_on_plain_text``); a guard given explicitly is watched as given. ``tables``
 builds, once per (format, guard), what the machine looks up: the literal
 of every opener, a pattern that finds any of them, the starts of literals
 (held at a chunk's end), and the run shape (``run_shapes``) that fits
@@ -90,10 +95,25 @@ class Tables:
         return None
 
 
-def guard_of(guard: tuple[Format, ...] | None) -> tuple[Format, ...]:
-    """The formats a machine guards against: those given (TypeError for anything else), or the registry as it is now."""
+# Markup: an angle-bracketed or bar-delimited token, or a bracketed upper-case
+# word ([TOOL_CALLS]). A literal with none of it ({, [, ```json, Action:,
+# functools[) is text that a message body may hold as content.
+_MARKUP = re.compile(r"[<>|\uff5c]|\[[A-Z_]+\]")
+
+
+def opens_on_plain_text(fmt: Format) -> bool:
+    """Whether some call of fmt opens on plain text: an opener whose literal holds no markup token."""
+    return any(_MARKUP.search(opener.literal) is None for opener in fmt.openers)
+
+
+def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tuple[Format, ...]:
+    """The formats a machine for own guards against: those given (TypeError for anything else), or by default
+    the registry as it is now, less the formats whose calls open on plain text when own's calls are addressed."""
     if guard is None:
-        return tuple(FORMATS.values())
+        registry = tuple(FORMATS.values())
+        if own is not None and own.wire is not None and own.wire.addressed:
+            return tuple(fmt for fmt in registry if fmt is own or not opens_on_plain_text(fmt))
+        return registry
     guard = tuple(guard)
     for item in guard:
         if not isinstance(item, Format):
@@ -238,4 +258,5 @@ class Opening:
         return Decision.PROSE, work
 
 
-__all__ = ["Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of", "tables", "watched"]
+__all__ = ["Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of",
+           "opens_on_plain_text", "tables", "watched"]

@@ -8,7 +8,10 @@ whitespace and the template's own tags after the call.
 
 A value may come back as text rather than typed (Qwen3-Coder's XML writes
 every value as text) and still count when the text is the value's JSON or
-Python spelling; ``readers_of`` says which keys came back that way.
+Python spelling; ``readers_of`` says which keys came back that way. When
+several formats read the wire, one that also reads another's own writing
+of the probe call, where that other does not read its writing, reads a
+wider language and does not count (Llama 3 reads Phi-4-mini's call too).
 
 Not handled: a wire holding the call twice, or beside another call (the
 probe renders one call, so anything else is not read back).
@@ -71,7 +74,8 @@ def readers_of(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
     """
     found = []
     for fmt in FORMATS.values():
-        opened = fmt.reasoning_opened_by(prompt) and fmt.reasoning[1] in wire
+        pair = fmt.opened_reasoning(prompt)
+        opened = pair if pair is not None and pair[1] in wire else False
         try:
             events = read_events(wire, fmt, reasoning_open=opened)
         except UnparsedToolCall:
@@ -84,4 +88,27 @@ def readers_of(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
         as_text = _read_back(calls)
         if as_text is not None:
             found.append((fmt, as_text))
-    return found
+    return _narrowest(found) if len(found) > 1 else found
+
+
+def _reads_writing_of(reader: Format, writer: Format) -> bool:
+    """Whether reader reads writer's own writing of the probe call back as the probe call."""
+    try:
+        events = read_events(writer.write_call(ParsedToolCall(PROBE_NAME, PROBE_ARGUMENTS)), reader)
+    except UnparsedToolCall:
+        return False
+    return _read_back([event.call for event in events if isinstance(event, ToolCallEvent)]) is not None
+
+
+def _narrowest(found: list[tuple[Format, tuple[str, ...]]]) -> list[tuple[Format, tuple[str, ...]]]:
+    """found without each reader that also reads another's writing when that other does not read its own.
+
+    Such a reader reads a wider language than the other (Llama 3 reads
+    Phi-4-mini's ``{"name", "arguments"}`` besides its own ``parameters``;
+    Phi-4-mini refuses ``parameters``): the template writes the narrower
+    format. Readers that each read the other's writing stay: ambiguous.
+    """
+    def wider(fmt: Format) -> bool:
+        return any(other is not fmt and _reads_writing_of(fmt, other) and not _reads_writing_of(other, fmt)
+                   for other, _ in found)
+    return [pair for pair in found if not wider(pair[0])]

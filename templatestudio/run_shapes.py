@@ -89,14 +89,20 @@ def _writer_facts(fmt: Format) -> tuple[str, tuple[str, str] | tuple[str] | None
     text = written(fmt)
     if derive(fmt, "", None) is None:
         return None
-    opener = max((item for item in fmt.openers if text.startswith(item.literal)),
-                 key=lambda item: len(item.literal), default=None)
-    if opener is None:
+    starting = [item for item in fmt.openers if text.startswith(item.literal)]
+    if not starting:
         return None
-    try:
-        spans = fmt.read_region(text, opener, None)
-    except CallSyntaxError:
-        return None
+    longest = max(len(item.literal) for item in starting)
+    # Of the openers at that literal, the first whose reader takes the call: the one whose
+    # pattern opens there in the machine (harmony's stray-header opener, tried first, does not).
+    spans = None
+    for opener in (item for item in starting if len(item.literal) == longest):
+        try:
+            spans = fmt.read_region(text, opener, None)
+        except CallSyntaxError:
+            continue
+        if spans:
+            break
     if (not spans or len(spans) != 1 or (spans[0].start, spans[0].end) != (0, len(text))
             or spans[0].call != ParsedToolCall(SENTINEL_NAME, SENTINEL_ARGUMENTS)):
         return None

@@ -3,9 +3,11 @@
 ``ToolCallStream`` takes a model's text in whatever pieces it arrives
 (tokens, network chunks) and turns it into events: ``TextDelta`` for what
 the user may see, ``ReasoningDelta`` for the format's reasoning block,
-``ToolCallEvent`` for each whole call. Text that could still become a call
-marker (``<tool_`` at the end of a chunk) is held until the next chunk
-settles it, and a call is held whole until it closes.
+``ToolCallEvent`` for each whole call, and with ``strict=False`` a
+``CutToolCall`` at close for a call the reply ended inside. Text that
+could still become a call marker (``<tool_`` at the end of a chunk) is
+held until the next chunk settles it, and a call is held whole until it
+closes.
 
 The stream is a thin shell around ``templatestudio.engine.Machine``, the
 same machine the whole-text read (``read_events``, which the production
@@ -22,8 +24,9 @@ no tokenizer. Resolve one once, before the first reply, with
 from __future__ import annotations
 
 from templatestudio.engine import Machine, read_events
-from templatestudio.events import Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
+from templatestudio.events import CutToolCall, Event, ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import Format, get_format
+from templatestudio.typed_arguments import argument_types
 
 
 class ToolCallStream(Machine):
@@ -32,7 +35,9 @@ class ToolCallStream(Machine):
     ``feed(chunk)`` returns the events that chunk settles, ``close()`` the
     rest. ``UnparsedToolCall`` is raised where the whole-text reader raises:
     by ``feed`` once the offending call or marker is complete, by ``close``
-    when the reply ends inside a call. ``chars_examined`` counts the
+    when the reply ends inside a call (with ``strict=False``, ``close``
+    returns the calls that closed and a ``CutToolCall`` instead, as
+    ``read_events(..., strict=False)`` does). ``chars_examined`` counts the
     characters looked at, to show that cost grows linearly with the reply.
     The stream is the machine itself (a subclass, not a wrapper): ``feed``
     runs once per token, and a wrapper's call would cost a tenth of it.
@@ -40,11 +45,17 @@ class ToolCallStream(Machine):
     fmt is a ``Format`` or a registered format's name (``UnknownFormat``
     otherwise); anything else, a tokenizer included, is a ``TypeError``:
     resolve it to a format first. guard: the formats whose calls are leaks
-    (a tuple of ``Format``), by default every registered format.
+    (a tuple of ``Format``), by default every registered format. tools: the
+    request's tools, as ``read_tool_calls`` takes them: the calls of a
+    format whose values are text are typed by their schemas
+    (``templatestudio.typed_arguments``), by the same step as the whole read.
+    reasoning_open: the prompt opened a reasoning block, as ``Machine`` takes it
+    (True, or the pair ``Format.opened_reasoning`` gives).
     """
 
-    def __init__(self, fmt: Format | str, *, reasoning_open: bool = False,
-                 guard: tuple[Format, ...] | None = None) -> None:
+    def __init__(self, fmt: Format | str, *, reasoning_open: bool | tuple[str, str] = False,
+                 guard: tuple[Format, ...] | None = None, strict: bool = True,
+                 tools: list[dict] | None = None, layout: bool = True, reasoning_layout: bool = True) -> None:
         if isinstance(fmt, str):
             fmt = get_format(fmt)
         elif not isinstance(fmt, Format):
@@ -52,7 +63,19 @@ class ToolCallStream(Machine):
                 f"ToolCallStream takes a Format or a format name, got {type(fmt).__name__}; "
                 "resolve a tokenizer or template with templatestudio.resolve_format first"
             )
-        super().__init__(fmt, reasoning_open=reasoning_open, guard=guard)
+        super().__init__(fmt, reasoning_open=reasoning_open, guard=guard, strict=strict, layout=layout,
+                         reasoning_layout=reasoning_layout)
+        self.argument_types = argument_types(fmt, tools)
+        if self.argument_types is not None:
+            # Only a stream with calls to type goes through the typing step: an
+            # override on the class would add a call to every token of every stream.
+            self.feed, self.close = self._typed_feed, self._typed_close
+
+    def _typed_feed(self, text: str) -> list[Event]:
+        return self.argument_types.events(Machine.feed(self, text))
+
+    def _typed_close(self) -> list[Event]:
+        return self.argument_types.events(Machine.close(self))
 
     @property
     def chars_examined(self) -> int:
@@ -60,6 +83,7 @@ class ToolCallStream(Machine):
 
 
 __all__ = [
+    "CutToolCall",
     "Event",
     "ReasoningDelta",
     "TextDelta",

@@ -69,10 +69,18 @@ def _literals(template: object):
                 yield from _literals(value)
 
 
+# A tag: <...> or </...> with no quote or bracket inside and at most one inner space
+# (DeepSeek V4.1's "</｜DSML｜ parameter>"); and an element tag of control tokens, a word
+# between two <|...|> tokens (Kimi K3's "<|close|>argument<|sep|>"), found overlapping. The
+# sample call's names, keys and values are one letter each, so no element match holds one.
+_TAG = re.compile(r"</?[^<>\s\[\]{}\"']{1,40}(?: [^<>\s\[\]{}\"']{1,40})?>")
+_ELEMENT = re.compile(r"(?=(<\|\w+\|>[a-z_]{2,}<\|\w+\|>))")
+
+
 def _written_tags(fmt: Format) -> set[str]:
-    """The tags a format's own writer puts around a call's parts (<arg_key>, <escape>, ...)."""
+    """The tags a format's own writer puts around a call's parts (<arg_key>, <escape>, <|close|>argument<|sep|>, ...)."""
     written = fmt.write_call(ParsedToolCall("f", {"k": "v", "n": 1, "l": ["x"]}))
-    return set(re.findall(r"</?[^<>\s\[\]{}\"']{1,40}>", written))
+    return {*_TAG.findall(written), *_ELEMENT.findall(written)}
 
 
 MARKER_LOOKALIKES = sorted({

@@ -36,7 +36,9 @@ from templatestudio import (
     read_events,
     read_tool_calls,
 )
+from templatestudio.engine import Machine
 from templatestudio.values import same_json_value
+from layout_oracle import laid_out
 from oracle import same_calls, same_json
 from test_reading_properties import alphabet_text, split_at
 
@@ -51,6 +53,12 @@ def streamed(fmt, pieces: list[str], *, reasoning_open: bool = False) -> list:
     stream = ToolCallStream(fmt, reasoning_open=reasoning_open)
     events = [event for piece in pieces for event in stream.feed(piece)]
     return merge_deltas(events + stream.close())
+
+
+def every_character(fmt, text: str) -> list:
+    """The raw machine's events (layout=False): every character of text as text or reasoning."""
+    machine = Machine(fmt, layout=False)
+    return merge_deltas(machine.feed(text) + machine.close())
 
 
 def chunked(text: str, size: int) -> list[str]:
@@ -174,8 +182,9 @@ def test_an_empty_mistral_list_is_refused_never_read_as_no_call(before, space, i
 # --- a byte-order mark or zero-width space before a call -------------------------------------------
 
 # Invisible characters a reply may open with (an editor's BOM, a tokenizer's
-# zero-width space): they are text, kept as written, and never hide the call
-# behind them, the bare pythonic list (which opens only a reply) included.
+# zero-width space): they are text, kept as written (only the whitespace
+# touching a call or a block is layout), and never hide the call behind
+# them, the bare pythonic list (which opens only a reply) included.
 INVISIBLE_LEADS = ["\ufeff", "\u200b", "\ufeff\n", " \ufeff", "\u200b\ufeff\t", "\n\u200b "]
 SAMPLES = [(name, index) for name, fmt in FORMATS.items() for index in range(len(fmt.samples))]
 
@@ -186,10 +195,15 @@ def test_an_invisible_lead_before_a_reply_hides_no_call(name, index):
     sample = fmt.samples[index]
     for lead in INVISIBLE_LEADS:
         text = lead + sample.text
+        raw = every_character(fmt, text)
+        shown = "".join(event.text for event in raw if isinstance(event, TextDelta))
+        assert shown.startswith(lead), (lead, shown)  # kept as text, not dropped
         for events in (read_events(text, fmt), streamed(fmt, list(text))):
             assert same_calls(calls_in(events), sample.calls), (lead, events)
+            # Only layout whitespace goes: the lead's invisible characters stay text.
+            assert events == laid_out(raw, fmt.spacing), (lead, events)
             shown = "".join(event.text for event in events if isinstance(event, TextDelta))
-            assert shown.startswith(lead), (lead, shown)  # kept as text, not dropped
+            assert shown.startswith(lead.rstrip(fmt.spacing)), (lead, shown)
         assert same_calls(read_tool_calls(text, fmt).calls, sample.calls)
 
 

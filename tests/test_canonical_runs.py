@@ -25,6 +25,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from layout_oracle import laid_out  # the tests' own statement of the layout rule
 from templatestudio import canonical_runs, run_shapes
 from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, filler, region_spans
 from templatestudio.engine import Machine, read_events
@@ -51,12 +52,12 @@ MARKERS = sorted({piece for fmt in FORMATS.values()
                   for piece in (*fmt.markers, *fmt.closers, *(fmt.reasoning or ())) if piece})
 
 
-def plain(text: str, fmt, guard=None) -> tuple:
-    return outcome(lambda: _whole(Machine(fmt, runs=False, guard=guard), text))
+def plain(text: str, fmt, guard=None, layout: bool = True) -> tuple:
+    return outcome(lambda: _whole(Machine(fmt, runs=False, guard=guard, layout=layout), text))
 
 
-def fast(text: str, fmt, guard=None) -> tuple:
-    return outcome(lambda: _whole(Machine(fmt, guard=guard), text))
+def fast(text: str, fmt, guard=None, layout: bool = True) -> tuple:
+    return outcome(lambda: _whole(Machine(fmt, guard=guard, layout=layout), text))
 
 
 def shape_of(fmt, guard=None):
@@ -102,6 +103,9 @@ def disagreements(fmt, shape) -> list[str]:
     reply's three calls with the ids the shape gives and the separators as
     text; the shape must read all calls but the last and stop where the
     last one starts; a machine that may use the shape must read the same.
+    Both machines are asked without the layout rule (every separator
+    character comes back) and with it (``laid_out`` by the format's
+    spacing: whitespace between two calls is layout, a ";" is kept).
     """
     problems = []
     joiners = {"", shape.separators, *shape.separators, *(char * 2 for char in shape.separators)}
@@ -114,10 +118,13 @@ def disagreements(fmt, shape) -> list[str]:
                 if index and joiner:
                     expected.append(TextDelta(joiner))
                 expected.append(ToolCallEvent(ParsedToolCall(name, arguments), canonical_runs.call_id(shape.id_parts, name)))
-            if plain(text, fmt) != ("events", expected):
-                problems.append(f"the general machine, joined by {joiner!r}: {plain(text, fmt)}")
-            if fast(text, fmt) != ("events", expected):
-                problems.append(f"the machine with runs, joined by {joiner!r}: {fast(text, fmt)}")
+            for layout, want in ((False, expected), (True, laid_out(expected, fmt.spacing))):
+                if plain(text, fmt, layout=layout) != ("events", want):
+                    problems.append(f"the general machine (layout={layout}), joined by {joiner!r}: "
+                                    f"{plain(text, fmt, layout=layout)}")
+                if fast(text, fmt, layout=layout) != ("events", want):
+                    problems.append(f"the machine with runs (layout={layout}), joined by {joiner!r}: "
+                                    f"{fast(text, fmt, layout=layout)}")
             events, end, _, _, _ = shape.read(text, 0)
             if merge_deltas(events) != expected[:-1] or end != len(text) - len(pieces[-1]):
                 problems.append(f"the shape, joined by {joiner!r}: {events} up to {end}")
@@ -220,6 +227,7 @@ def test_a_narrowed_shape_reads_like_the_plain_machine_under_its_guard():
     for joiner in ("; ", ";", ";;", ";;call{", "\n", ";;call {}"):
         text = joiner.join([call] * 5)
         assert fast(text, hermes, guard) == plain(text, hermes, guard), joiner
+        assert fast(text, hermes, guard, layout=False) == plain(text, hermes, guard, layout=False), joiner
 
 
 def test_derive_refuses_writers_without_json_arguments_or_with_the_name_after_them():
@@ -266,6 +274,8 @@ def test_runs_read_like_the_plain_machine_whole_and_streamed(name):
             text = text[: cut % (len(text) + 1)]
         expected = plain(text, fmt)
         assert fast(text, fmt) == expected, text
+        # Without the layout rule too: the separators come back character for character.
+        assert fast(text, fmt, layout=False) == plain(text, fmt, layout=False), text
         rng = random.Random(seed)
         chunks, at = [], 0
         while at < len(text):
@@ -294,6 +304,7 @@ def test_a_run_of_flat_calls_broken_anywhere_reads_like_the_plain_machine(name):
         written[broken % count] = target[:at] + breaker + target[at:]
         text = "\n".join(written)
         assert fast(text, fmt) == plain(text, fmt)
+        assert fast(text, fmt, layout=False) == plain(text, fmt, layout=False)
 
     agree()
 
@@ -376,8 +387,13 @@ def test_read_events_merges_where_feed_and_close_meet():
     fmt = FORMATS["hermes"]
     call = fmt.write_call(ParsedToolCall("f", {}))
     text = call + "\n" + call + " tail <tool"  # close settles the held partial marker as text
-    assert read_events(text, fmt) == plain(text, fmt)[1]
-    assert read_events(text, fmt)[-1] == TextDelta(" tail <tool")
+    raw = plain(text, fmt, layout=False)[1]
+    assert raw == [ToolCallEvent(ParsedToolCall("f", {})), TextDelta("\n"), ToolCallEvent(ParsedToolCall("f", {})),
+                   TextDelta(" tail <tool")]
+    assert read_events(text, fmt) == plain(text, fmt)[1] == laid_out(raw)
+    # feed settles "tail", close " <tool": one delta. The space touching the
+    # call is layout; the one inside the prose is the model's.
+    assert read_events(text, fmt)[-1] == TextDelta("tail <tool")
 
 
 @pytest.mark.parametrize("name", SHAPED)
@@ -398,6 +414,7 @@ def test_a_string_that_forges_the_end_of_a_call_and_the_next_one_reads_like_the_
         text = "\n".join(fmt.write_call(call) for call in calls)
         result = fast(text, fmt)
         assert result == plain(text, fmt), text
+        assert fast(text, fmt, layout=False) == plain(text, fmt, layout=False), text
         if result[0] == "events":
             assert [e.call for e in result[1] if isinstance(e, ToolCallEvent)] == calls
 

@@ -319,9 +319,11 @@ def test_a_format_is_resolved_once_above_the_stream_and_never_per_served_reply(m
         raise AssertionError("a served reply resolved its format again")
 
     monkeypatch.setattr(templatestudio.reader, "resolve_format", resolve)
-    text = "Sure. " + hermes.samples[0].text
+    text = "Sure, checking. " + hermes.samples[0].text
     content, calls = served.read_reply(text, detected.format)
-    assert content == "Sure. " and [call.name for call, _ in calls] == [hermes.samples[0].calls[0].name]
+    # The space touching the call is the template's layout; the prose's own space is kept.
+    # The plugin's content is the reply's own text minus its calls (no layout taken out).
+    assert content == "Sure, checking. " and [call.name for call, _ in calls] == [hermes.samples[0].calls[0].name]
     stream = served.ReplyStream(detected.format)
     pieces = [stream.feed(character) for character in text] + [stream.close()]
     assert "".join(piece for piece, _ in pieces) == content

@@ -13,6 +13,7 @@ import json
 import pytest
 from transformers.utils.chat_parsing import parse_response
 
+from format_relations import covers  # Llama 3 reads Phi-4-mini's objects
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import Machine, read_events
 from templatestudio.events import TextDelta, ToolCallEvent, merge_deltas
@@ -21,8 +22,10 @@ from templatestudio.wire.base import Format
 from templatestudio.formats.gemma4 import MAX_NESTING
 from templatestudio.formats.mistral import ARGS_RESPONSE_TEMPLATE
 from templatestudio.leaks import find_call_markers
+from templatestudio.openings import guard_of
 from templatestudio.stream import ToolCallStream
 from oracle import same_json  # the tests' own comparison, not the package's
+from layout_oracle import laid_out  # the tests' own statement of the layout rule
 
 TYPED_ARGUMENTS = {
     "query": 'euro to yen, "spot"',
@@ -39,6 +42,12 @@ SAMPLES = [(name, index) for name, fmt in FORMATS.items() for index, sample in e
 
 def calls(text: str, fmt: Format) -> list[ParsedToolCall]:
     return [event.call for event in read_events(text, fmt) if isinstance(event, ToolCallEvent)]
+
+
+def raw_events(text: str, fmt: Format) -> list:
+    """Every character of a reply as text or reasoning: the machine without the layout rule."""
+    machine = Machine(fmt, layout=False)
+    return merge_deltas(machine.feed(text) + machine.close())
 
 
 def same_calls(left: list[ParsedToolCall], right: list[ParsedToolCall]) -> bool:
@@ -82,9 +91,23 @@ def test_each_reader_reads_its_own_samples_and_every_other_refuses_them(name, in
     if not sample.calls:
         return
     for other in FORMATS.values():
-        if other is not FORMATS[name]:
-            with pytest.raises(UnparsedToolCall, match=rf"the {other.name} format left a tool call unread"):
-                read_events(sample.text, other)
+        if other is FORMATS[name]:
+            continue
+        if covers(other, FORMATS[name]):  # a declared superset of the shape reads the same calls
+            assert same_calls(calls(sample.text, other), list(sample.calls)), other.name
+            continue
+        if FORMATS[name] not in guard_of(None, other):
+            # other addresses its calls (harmony): a call that opens on plain text is content to it.
+            assert other.wire.addressed and merge_deltas(read_events(sample.text, other)) == [TextDelta(sample.text)]
+            continue
+        with pytest.raises(UnparsedToolCall, match=rf"the {other.name} format left a tool call unread"):
+            read_events(sample.text, other)
+
+
+def test_only_llama3_covers_another_formats_calls():
+    pairs = [(other.name, fmt.name) for fmt in FORMATS.values() for other in FORMATS.values()
+             if other is not fmt and covers(other, fmt)]
+    assert pairs == [("llama3-json", "phi4-mini")]
 
 
 @pytest.mark.parametrize("name", list(FORMATS))
@@ -100,8 +123,15 @@ def test_text_around_calls_stays_text(name):
     if opener.start_only:
         assert events == [TextDelta(text)]
         return
-    # Context-free: the sample reads the same with prose around it.
-    assert events == merge_deltas([TextDelta(before), *read_events(sample.text, fmt), TextDelta(after)])
+    # Context-free: the sample reads the same with prose around it. Every
+    # character comes back from the raw machine; the reader takes out only the
+    # layout (the newlines touching the call, where the format declares them
+    # layout: kimi-k2 declares none), keeping the prose's own spaces.
+    raw = merge_deltas([TextDelta(before), *raw_events(sample.text, fmt), TextDelta(after)])
+    assert raw_events(text, fmt) == raw
+    assert events == laid_out(raw, fmt.spacing)
+    assert events[0] == TextDelta(before.rstrip(fmt.spacing)) and events[-1] == TextDelta(after.lstrip(fmt.spacing))
+    assert events[0].text.startswith("Let me look that up.")
 
 
 def test_lfm2_wrapper_may_be_followed_by_text():
@@ -267,7 +297,8 @@ REFUSED_EVERYWHERE = [
     "[TOOL_CALLS]f[ARGS][1, 2]",
     '[TOOL_CALLS]f[CALL_ID]bad-id[ARGS]{"a": 1}',
     "<|tool_call>call:f{a:EUR}<tool_call|>",  # a bare word
-    '<|tool_call>call:f{a: <|"|>x<|"|>}<tool_call|>',  # whitespace
+    '<|tool_call>call:f{a:<|"|>x<|"|> y}<tool_call|>',  # a second value where , or } must come
+    '<|tool_call>call:f {a:1}<tool_call|>',  # whitespace between the name and its "{"
     '<|tool_call>call:f{a:<|"|>x}<tool_call|>',  # a string never closed
     "<|tool_call>call:f{a:1,a:2}<tool_call|>",  # a repeated key
     "<|tool_call>call:f{a:1}</tool_call>",  # the wrong closer
@@ -285,8 +316,35 @@ REFUSED_EVERYWHERE = [
 def test_a_malformed_call_is_refused_by_every_reader(text):
     assert find_call_markers(text), text
     for fmt in FORMATS.values():
+        if not find_call_markers(text, guard=guard_of(None, fmt)):
+            # fmt addresses its calls (harmony) and does not watch the formats that open on plain text.
+            assert fmt.wire.addressed and merge_deltas(read_events(text, fmt)) == [TextDelta(text)], fmt.name
+            continue
         with pytest.raises(UnparsedToolCall):
             read_events(text, fmt)
+
+
+# Whitespace after Gemma 4's "{ [ : ," and before "} ]" is separator, not
+# value: the template itself writes "} }" (Gemma 4's format spec, the
+# declaration rendering) and models write "[1, 2]" (see formats/gemma4.py).
+# "{a: <|"|>x<|"|>}" was once in REFUSED_EVERYWHERE; gemma4 now reads it,
+# and every other reader still refuses it as gemma4's call.
+GEMMA4_SEPARATOR_SPACE = [
+    ('<|tool_call>call:f{a: <|"|>x<|"|>}<tool_call|>', {"a": "x"}),
+    ("<|tool_call>call:f{ a:1 }<tool_call|>", {"a": 1}),
+    ("<|tool_call>call:f{a:[ 1,\n 2 ], b:{ c:null }}<tool_call|>", {"a": [1, 2], "b": {"c": None}}),
+    ('<|tool_call>call:f{a:\t<|"|> x <|"|>,\r\nb:true}<tool_call|>', {"a": " x ", "b": True}),
+]
+
+
+@pytest.mark.parametrize(("text", "arguments"), GEMMA4_SEPARATOR_SPACE)
+def test_separator_whitespace_is_read_by_gemma4_and_refused_by_every_other_reader(text, arguments):
+    (call,) = calls(text, FORMATS["gemma4"])
+    assert call.name == "f" and same_json(call.arguments, arguments), call
+    for fmt in FORMATS.values():
+        if fmt.name != "gemma4":
+            with pytest.raises(UnparsedToolCall, match="opens a call in the gemma4 format"):
+                read_events(text, fmt)
 
 
 # --- hostile text: documented answers only, in linear time --------------------------------------

@@ -27,6 +27,7 @@ from templatestudio.stream import ToolCallStream
 from templatestudio.wire.base import CallSyntaxError, Format, Opener, opener_pattern
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_at
+from format_relations import covers  # Llama 3 reads Phi-4-mini's objects
 
 OPEN, CLOSE = "<tool_call:zz>", "</tool_call:zz>"
 
@@ -134,7 +135,10 @@ def test_a_guard_without_a_format_lets_its_calls_through_as_text(name):
         assert whole(sample.text, MADE_UP, ()) == ("events", [TextDelta(sample.text)])
         guarded = whole(sample.text, MADE_UP, (fmt,))
         assert guarded[0] == "raises" and f"opens a call in the {name} format" in guarded[1], sample.text
-        assert name in {name for marker in find_call_markers(sample.text) for name in marker.formats}
+        # A marker names the first registered format that reads it: Llama 3's reader also reads
+        # Phi-4-mini's objects (tests/test_formats.covers), and comes first.
+        named = {name for marker in find_call_markers(sample.text) for name in marker.formats}
+        assert name in named or any(covers(FORMATS[other], fmt) for other in named), (name, named)
         left_out = tuple(item for item in REGISTRY if item is not fmt)
         assert name not in {name for marker in find_call_markers(sample.text, guard=left_out) for name in marker.formats}
 

@@ -402,6 +402,23 @@ def test_the_loop_feeds_a_failing_tool_back_as_an_error_result(qwen3):
     assert error in model.prompts[1]
 
 
+def test_a_reply_cut_inside_its_second_call_stops_the_loop_before_any_call_runs(qwen3):
+    # Issue 22: the reader keeps the first call and reports the cut one, but
+    # the loop reads strictly: it never runs half of what the model asked for.
+    cut = QWEN3_CALL + "\n" + QWEN3_CALL[: len(QWEN3_CALL) // 2]
+    ran = []
+
+    @functools.wraps(get_exchange_rate)
+    def counted_rate(base: str, quote: str) -> float:
+        ran.append((base, quote))
+        return get_exchange_rate(base, quote)
+
+    model = ScriptedModel(qwen3, [cut, ANSWER])
+    with pytest.raises(UnparsedToolCall, match="^the reply ended inside a tool call: '<tool_call>"):
+        run_tool_loop(model, qwen3, QUESTION, [counted_rate], fmt="hermes")
+    assert ran == [] and len(model.prompts) == 1
+
+
 def test_the_loop_types_arguments_before_they_reach_the_tool_and_the_history(qwen3):
     written = hermes_call("top_quotes", {"base": "EUR", "limit": "10"})
     model = ScriptedModel(qwen3, [written, ANSWER])

@@ -23,12 +23,13 @@ from corpus_guard import require_corpus
 from templatestudio import corpus
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import read_events
-from templatestudio.events import ToolCallEvent
+from templatestudio.events import TextDelta, ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.probe import PROBE_NAME, PROBE_QUESTION, PROBE_TOOL, probe_template
 from templatestudio.reader import read_tool_calls
 from templatestudio.templates import ChatTemplate
 from oracle import same_json  # the tests' own comparison, not the package's
+from format_relations import covers  # a format whose declaration reads another's calls (Llama 3 reads Phi-4-mini's)
 
 NAMES = ("glm-xml", "harmony", "minimax-xml", "seed-oss", "command-r7b", "granite")
 TEMPLATES = {
@@ -127,7 +128,8 @@ def test_the_response_template_reads_each_published_templates_call_with_its_prom
 
 def test_response_templates_split_reasoning_and_content_like_the_reader():
     harmony = FORMATS["harmony"]
-    text = harmony.samples[-1].text  # reasoning, then a final answer
+    # reasoning, then a final answer
+    text = [sample.text for sample in harmony.samples if sample.text.endswith("The rate is 160.<|return|>")][-1]
     message = parse_response(text, harmony.response_template, prefix="")
     reply = read_tool_calls(text, "harmony")
     assert (message["thinking"], message["content"]) == (reply.reasoning, reply.content) == (
@@ -143,8 +145,12 @@ def test_minimax_response_template_keeps_the_text_around_the_block_and_drops_its
     fmt = FORMATS["minimax-xml"]
     text = fmt.samples[3].text + "\nDone."
     message = parse_response(text, fmt.response_template, prefix="")
-    assert message["content"] == "Let me check.Done."
-    assert read_tool_calls(text, fmt).content == "Let me check.\n\nDone."
+    reply = read_tool_calls(text, fmt)
+    # The newlines on either side of the block are layout: the reader now
+    # drops them as the response template does; the prose's own space stays.
+    assert message["content"] == reply.content == "Let me check.Done."
+    assert [type(event) for event in reply.events] == [TextDelta, ToolCallEvent, TextDelta]
+    assert (reply.events[0].text, reply.events[-1].text) == ("Let me check.", "Done.")
 
 
 # --- shared literals: each reader refuses the others' calls ------------------------------------------
@@ -179,6 +185,9 @@ def test_formats_sharing_a_literal_read_their_own_calls_and_refuse_the_others(wr
     text = FORMATS[writer].write_call(SHARED_CALL)
     assert same(calls(text, writer), [SHARED_CALL])
     for reader in SHARING[writer]:
+        if covers(FORMATS[reader], FORMATS[writer]):  # the wider reader reads the same call
+            assert same(calls(text, reader), [SHARED_CALL]), reader
+            continue
         with pytest.raises(UnparsedToolCall, match=f"opens a call in the {writer} format$"):
             read_events(text, FORMATS[reader])
 
@@ -233,7 +242,7 @@ def test_harmony_refusals_name_the_reason(text, reason):
 def test_minimax_reads_after_its_open_think_prompt():
     reply_text = "The user wants a rate.\n</think>\n\n" + FORMATS["minimax-xml"].samples[0].text.lstrip()
     reply = read_tool_calls(reply_text, "minimax-xml", prefix="]~b]user\nRate?[e~[\n]~b]ai\n<think>\n")
-    assert reply.reasoning == "The user wants a rate.\n"
+    assert reply.reasoning == "The user wants a rate."  # the newline before </think> is layout
     assert same(reply.calls, [CALL])
 
 

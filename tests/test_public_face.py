@@ -15,7 +15,7 @@ import templatestudio
 from import_graph import modules
 
 FACE = {
-    "reading": ["read_tool_calls", "Reply", "split_reasoning"],
+    "reading": ["read_tool_calls", "Reply", "CutToolCall", "split_reasoning"],
     "streaming": ["ToolCallStream", "read_events", "merge_deltas", "Event", "TextDelta", "ReasoningDelta",
                   "ToolCallEvent", "ParsedToolCall"],
     "choosing a format": ["detect_format", "resolve_format", "probe_template", "TemplateProbe", "CallShape",

@@ -31,8 +31,10 @@ from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent, merg
 from templatestudio.formats import FORMATS
 from templatestudio.wire.base import CallSyntaxError, Format
 from templatestudio.leaks import find_call_markers
+from templatestudio.openings import guard_of
 from templatestudio.resumable_match import MATCHED
 from templatestudio.stream import ToolCallStream
+from format_relations import covers  # Llama 3 reads Phi-4-mini's objects
 from oracle import same_json  # the tests' own comparison, not the package's
 
 NAMES = list(FORMATS)
@@ -189,7 +191,15 @@ def test_every_formats_calls_raise_under_every_other_reader():
     for reader, written, index in CROSS:
         text = FORMATS[written].samples[index].text
         whole = outcome(lambda: read_events(text, FORMATS[reader]))
-        if whole[0] != "raises":
+        if covers(FORMATS[reader], FORMATS[written]):  # Llama 3 reads Phi-4-mini's objects as its own
+            if whole[0] != "events" or not any(isinstance(event, ToolCallEvent) for event in whole[1]):
+                failures.append((reader, written, index, whole))
+            continue
+        if not find_call_markers(text, guard=guard_of(None, FORMATS[reader])):
+            # The reader addresses its calls (harmony): a call that opens on plain text is content to it.
+            if not (FORMATS[reader].wire.addressed and merge_deltas(whole[1]) == [TextDelta(text)]):
+                failures.append((reader, written, index, whole))
+        elif whole[0] != "raises":
             failures.append((reader, written, index, whole))
         assert outcome(lambda: stream_events(FORMATS[reader], list(text))) == whole
     print(f"cross-format matrix: {len(CROSS) - len(failures)} of {len(CROSS)} readings raise")
@@ -197,9 +207,14 @@ def test_every_formats_calls_raise_under_every_other_reader():
 
 
 def test_every_raising_near_miss_raises_under_every_reader():
+    # A reader whose declaration covers fmt's (Llama 3 over Phi-4-mini) reads by its own rules,
+    # which its own near misses check (Llama 3 takes arguments written as a JSON string).
     cases = [(reader, miss.text) for fmt in FORMATS.values() for miss in fmt.near_misses if miss.raises
-             for reader in FORMATS.values()]
-    quiet = [(reader.name, text) for reader, text in cases if outcome(lambda: read_events(text, reader))[0] != "raises"]
+             for reader in FORMATS.values() if not (reader is not fmt and covers(reader, fmt))]
+    # A reader that addresses its calls (harmony) does not watch the formats that open on plain text:
+    # their near misses are content to it.
+    quiet = [(reader.name, text) for reader, text in cases if outcome(lambda: read_events(text, reader))[0] != "raises"
+             and (find_call_markers(text, guard=guard_of(None, reader)) or not reader.wire.addressed)]
     print(f"raising near misses: {len(cases) - len(quiet)} of {len(cases)} readings raise")
     assert quiet == []
 

@@ -80,7 +80,9 @@ from templatestudio.formats import FORMATS, Format
 # What each template was measured not to carry beyond its format's declared
 # limits (roundtrip_subjects.summary of measure()). A template absent here
 # carries everything its format allows, through every reader.
-_GEMMA4_JSON_DIALECT = {"keys": ["k-1"], "pieces": ["\x01", "\x02"]}  # its sentinels; no "-" in bare keys
+# Its sentinels, and bare keys of word characters only: the reader takes a bare key up to
+# its ":" as the template writes it ("a b", "k\n", "k-1"); the response template does not.
+_GEMMA4_JSON_DIALECT = {"keys": ["a b", "k\n", "k-1"], "pieces": ["\x01", "\x02"]}
 TEMPLATE_LIMITS = {
     "google/gemma-4-E2B-it": {
         "response template: the format's": _GEMMA4_JSON_DIALECT,
@@ -423,7 +425,13 @@ def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, 
 # --- each declared limit, shown -------------------------------------------------------------------------
 
 EXTRA_TRIGGERS = ({"k": float("inf")}, {"k": float("nan")}, {"type": "object", "properties": {}},
-                  {"k": [{"a": 1}, {"name": "x"}]})  # a list of objects, the second one "name" first
+                  {"k": [{"a": 1}, {"name": "x"}]},  # a list of objects, the second one "name" first
+                  # the XML wires' own boundary inside a value (issue 22: other markers are carried)
+                  {"k": "a</parameter>\n<parameter=b>c"}, {"k": "a</arg_value><arg_key>b"},
+                  # a DSML key holding a whole typed closer (a key holding only `" string="` is carried)
+                  {'a" string="true">b': "v"},
+                  # Kimi K3's argument closer then the call's closer, inside a value (other closers are carried)
+                  {"k": "a<|close|>argument<|sep|><|close|>call<|sep|>b"})
 # Declared limits that neither the format's writer nor any template under test shows: each
 # names a value that only a shape nobody here writes cannot carry, so the generators leave out
 # values every template carries. Reported to the lead (/work/notes/core_bugs.md).
@@ -540,10 +548,11 @@ def test_qwen_xml_closing_tag_inside_a_value_can_forge_a_parameter():
     assert read == [("note", {"text": "x", "admin": "true"})]
 
 
-def test_qwen_xml_closing_call_tag_inside_a_value_is_refused():
-    wire = render_wire(subject_named("Qwen3-Coder"), [("note", {"text": "a </tool_call> b"})])
-    with pytest.raises(UnparsedToolCall, match="^the qwen-xml format cannot read the tool call at offset 0"):
-        read_events(wire, FORMATS["qwen-xml"])
+def test_qwen_xml_closing_call_tag_inside_a_value_is_read_as_text():
+    """Issue 22: </tool_call> ends a call only outside a value; in one it is text (tests/test_xml_values.py)."""
+    calls = [("note", {"text": "a </tool_call> b"})]
+    _, read = reader_calls(subject_named("Qwen3-Coder"), calls)
+    assert read == calls
 
 
 def test_qwen_xml_newlines_at_a_values_ends_survive_the_tags_own():

@@ -66,7 +66,9 @@ def test_markers_closers_and_reasoning_are_the_declarations(name):
     assert tuple(dict.fromkeys(opener.literal for opener in fmt.openers)) == wire.markers
     assert fmt.closers == wire.closers and fmt.closers
     assert fmt.reasoning == (None if wire.reasoning is None else (wire.reasoning.open, wire.reasoning.close))
-    assert set(fmt.holdback) == set(wire.markers) | set(fmt.reasoning or ())
+    pairs = () if wire.reasoning is None else ((wire.reasoning.open, wire.reasoning.close), *wire.reasoning.also)
+    assert fmt.reasoning_pairs == pairs and (not pairs or pairs[0] == fmt.reasoning)
+    assert set(fmt.holdback) == set(wire.markers) | {item for pair in pairs for item in pair}
 
 
 @pytest.mark.parametrize("name", DECLARED)

@@ -75,20 +75,26 @@ def test_an_invoke_refuses_in_its_own_words_or_the_format_s():
         read_invoke("\n <function=>", 0, 13, FUNCTION, EXACT)
     with pytest.raises(CallSyntaxError, match="^where the call should start$"):
         read_invoke("<function=>", 0, 11, FUNCTION, EXACT, no_head="where the call should start")
+    # A closer followed by text is the value's own (issue 22): this value never ends.
     text = "<function=f><parameter=a>1</parameter>stray</function>"
-    with pytest.raises(CallSyntaxError, match="expected </function> or another parameter at offset 38"):
+    with pytest.raises(CallSyntaxError, match="^the value of 'a' has no </parameter> that ends it$"):
         read_invoke(text, 0, len(text), FUNCTION, EXACT)
 
 
 def test_the_limits_name_what_the_tags_cannot_carry():
-    limits = xml_limits(EXACT, "</tool_call>", "written as text")
+    limits = xml_limits(EXACT, "</function>", "</tool_call>", "written as text")
+    boundary = ("a string holding what the template writes between two parameters (</parameter>, then "
+                "<parameter=KEY> or </function> </tool_call>; a line starting <parameter=KEY>): it ends the value")
 
     def applies(arguments: dict) -> list[str]:
         return [limit.description for limit in limits if limit.applies(arguments)]
 
     assert applies({"a": "fine", "b": "\n<x>\n"}) == []
-    assert applies({"a": "x</parameter>"}) == ["a string holding </parameter>, which ends the value"]
-    assert applies({"a": "</tool_call>"}) == ["a string holding </tool_call>, which ends the call"]
+    # Markers are carried unless the template's boundary stands in the value (issue 22).
+    assert applies({"a": "x</parameter>", "b": "</tool_call>", "c": "</parameter> and </function>"}) == []
+    assert applies({"a": "x</parameter><parameter=y>"}) == [boundary]
+    assert applies({"a": "x</parameter>\n</function>\n</tool_call>"}) == [boundary]
+    assert applies({"a": "x\n<parameter=y>"}) == [boundary]
     assert applies({"a<": "x"}) == ["a key that is empty or holds <, > or a newline: the tag cannot hold it"]
     assert applies({"": "x"}) == ["a key that is empty or holds <, > or a newline: the tag cannot hold it"]
     assert applies({"n": 1}) == ["a value that is not a string: written as text"]

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from templatestudio.formats import fenced_json, gemma4, hermes, llama3_json, mistral, pythonic, qwen_xml
 from templatestudio.formats import deepseek_dsml, deepseek_v3, deepseek_v31, kimi_k2
+from templatestudio.formats import deepseek_v4, deepseek_v41
+from templatestudio.formats import kimi_k3
 from templatestudio.formats import command_r7b, glm_xml, granite, harmony, minimax_xml, seed_oss
 from templatestudio.formats import apriel, command_r_plus, firefunction_v2, functionary_v31, gigachat
 from templatestudio.formats import functiongemma, internlm2, phi4_mini, solar_open, xlam
@@ -20,6 +22,8 @@ _MODULES = (hermes, fenced_json, qwen_xml, llama3_json, mistral, gemma4, pythoni
             glm_xml, harmony, minimax_xml, seed_oss, command_r7b, granite,
             apriel, command_r_plus, gigachat, functionary_v31, firefunction_v2,
             solar_open, functiongemma, internlm2, phi4_mini, xlam)
+_MODULES += (deepseek_v4, deepseek_v41)
+_MODULES += (kimi_k3,)
 
 FORMATS: dict[str, Format] = {module.FORMAT.name: module.FORMAT for module in _MODULES}
 

@@ -19,11 +19,26 @@ only when a name character follows the tag at once (not whitespace, ``{``,
 ``[`` or ``<``) and the name is followed by ``<arg_key>`` or ``</tool_call>``,
 so the three openings never overlap and prose naming the tag stays text.
 
+Nothing is escaped, so a value may hold any of the tags. Where it ends
+is what the templates write after it (``ENDS``, read by
+``wire.xml_params``' scanner, which the extent and the reader share): an
+``</arg_value>`` ends the value only when whitespace and then
+``<arg_key>`` or ``</tool_call>`` follow it, and the call ends at the first
+``</tool_call>`` outside a value; any other tag in a value is its text. A
+closer the model left out is recovered where the structure stands
+unmistakably: ``<arg_key>K</arg_key><arg_value>`` starts the next pair, and
+a ``</tool_call>`` followed only by whitespace and the end of the reply, the
+next ``<tool_call>`` or a stop token ends the last value.
+
 Refused: a name holding whitespace, ``<`` or ``>`` or starting with ``{`` or
 ``[`` (the opening cannot tell it from another format), a key without its
 value, a key given twice, anything else between the tags, a block never
-closed. Not handled: a value holding ``</arg_value>`` or ``</tool_call>``
-(the wire cannot carry it; see ``wire_limits``).
+closed, a value whose ``</arg_value>`` is missing that also holds one that
+did not end it (a held closer and a missing one read the same). Not
+handled: a value holding the templates' own boundary (``</arg_value>`` then
+``<arg_key>`` or ``</tool_call>``; ``<arg_key>K</arg_key><arg_value>``): it
+reads as that boundary, since the template writes both alike (see
+``wire_limits``); a key holding ``</arg_key>``.
 """
 
 from __future__ import annotations
@@ -34,9 +49,11 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import chars, either, literal, run
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, WireShape
+from templatestudio.wire.xml_params import (
+    Boundary, ValueAwareExtent, checked_value, find_boundary, holds_boundary, value_ends,
+)
 
 # The writer's shape. The opener and reader are the module's own: the name
 # runs from the tag to the first whitespace or tag, with no literal after it.
@@ -53,6 +70,20 @@ KEY, END_KEY = WIRE.arguments.key_open, WIRE.arguments.key_close
 VALUE, END_VALUE = WIRE.arguments.value_open, WIRE.arguments.value_close
 _NAME = re.compile(r"[^ \t\n\r<>]+")
 _SPACE = re.compile(f"{WS}*")
+_KEY = f"{re.escape(KEY)}[^<>\n]*{re.escape(END_KEY)}"
+# Where a value ends, from what the templates write after one: whitespace
+# (GLM-4.5's newline), then the next key or the call's closer. The two
+# recoveries of a left-out </arg_value>: the next key and its value tag,
+# or the call's closer where only the reply's end, the next call or a stop
+# token can follow it (a </tool_call> in a value's text is followed by more).
+# A recovered value leaves GLM-4.5's one newline before them to the layout.
+ENDS = value_ends(
+    END_VALUE, f"{re.escape(KEY)}|{re.escape(CLOSE)}",
+    reopen=f"\n?{_KEY}{WS}*{re.escape(VALUE)}",
+    end=f"\n?{re.escape(CLOSE)}{WS}*(?:\\Z|{'|'.join(re.escape(t) for t in (OPEN, *WIRE.stop_tokens))})",
+)
+
+_PASSED_OVER = f"{re.escape(KEY)}.*?{re.escape(END_KEY)}"
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -87,13 +118,14 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
         position = _SPACE.match(region, key_end + len(END_KEY), end).end()
         if not region.startswith(VALUE, position):
             raise CallSyntaxError(f"the key {key!r} has no {VALUE} after it")
-        value_end = region.find(END_VALUE, position + len(VALUE), end)
-        if value_end == -1:
-            raise CallSyntaxError(f"the value of {key!r} has no {END_VALUE}")
+        # The value's boundary may be the call's closer: it is looked for up to the region's end.
+        boundary = find_boundary(region, position + len(VALUE), len(region), ENDS, True)
+        if not isinstance(boundary, Boundary):
+            raise CallSyntaxError(f"the value of {key!r} has no {END_VALUE} that ends it")
         if key in arguments:
             raise CallSyntaxError(f"the key {key!r} is given twice")
-        arguments[key] = region[position + len(VALUE) : value_end]
-        position = _SPACE.match(region, value_end + len(END_VALUE), end).end()
+        arguments[key] = checked_value(region, position + len(VALUE), boundary, ENDS, key)
+        position = _SPACE.match(region, boundary.resume, end).end()
     if position != end:
         raise CallSyntaxError(f"expected {KEY} or {CLOSE} at offset {position}")
     return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
@@ -103,7 +135,8 @@ OPENER = Opener(
     OPEN,
     opener_pattern(OPEN, chars(r"[^ \t\n\r<>{\[]"), run(chars(r"[^ \t\n\r<>]")), SPACES,
                    either(literal(KEY), literal(CLOSE))),
-    lambda: TagExtent(len(OPEN), CLOSE),
+    # A key is passed over whole: its text ends only at </arg_key>, as the reader reads it.
+    lambda: ValueAwareExtent(len(OPEN), re.escape(VALUE), CLOSE, ENDS, _PASSED_OVER),
 )
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
@@ -142,10 +175,13 @@ FORMAT = Format.declared(
         NearMiss("GLM writes <tool_call>NAME then <arg_key> pairs.", False, "prose naming the tags"),
     ),
     wire_limits=(
-        WireLimit(f"a string holding {END_VALUE}, which ends the value",
-                  lambda arguments: any_string(arguments, lambda s: END_VALUE in s)),
-        WireLimit(f"a string holding {CLOSE}, which ends the call",
-                  lambda arguments: any_string(arguments, lambda s: CLOSE in s)),
+        WireLimit(f"a string holding what the templates write between two pairs ({END_VALUE} then {KEY} or "
+                  f"{CLOSE}; {KEY}K{END_KEY}{VALUE}): it ends the value",
+                  lambda arguments: any_string(arguments, lambda s: holds_boundary(
+                      s, f"{KEY}k{END_KEY}{VALUE}", ENDS, f"{END_VALUE}{CLOSE}"))),
+        WireLimit(f"a string holding {END_VALUE} or {CLOSE}: the response template's value and call end at the first",
+                  lambda arguments: any_string(arguments, lambda s: END_VALUE in s or CLOSE in s),
+                  where="response template"),
         WireLimit(f"a key holding {END_KEY}, which ends the key",
                   lambda arguments: any(END_KEY in key for key in arguments)),
         WireLimit("a value that is not a string: the wire writes its JSON as text, typed against the schema afterwards",

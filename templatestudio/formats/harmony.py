@@ -9,9 +9,17 @@ ones opened by ``<|start|>assistant``. Read:
   published gpt-oss-120b template writes history) or after it
   (``<|channel|>commentary to=functions.NAME <|constrain|>json``, as the
   model writes); the content type, when written, must be ``json``; the body
-  one JSON object, ending at ``<|call|>`` or, when a server removed that
-  stop token, at the end of the reply. One call per message, any number of
-  messages;
+  one JSON object, ending at ``<|call|>``, at ``<|end|>`` (below) or, when
+  a server removed the stop token, at the end of the reply. One call per
+  message, any number of messages;
+- a call message ended by ``<|end|>``: OpenAI's harmony documentation has
+  the model end a call with ``<|call|>``, but ``<|end|>`` ends a message
+  as well (the reference parser, openai-harmony's ``StreamableParser``,
+  ends a message at any of ``<|end|>``, ``<|call|>``, ``<|return|>``, and
+  the recipient alone makes it a call; vLLM reads such a reply, its test
+  ``test_commentary_with_recipient_excluded``). The reading is unambiguous:
+  the header addresses the message to ``functions.NAME``, and ``<|end|>``
+  cannot stand inside the JSON body except in a string, where it is text;
 - reasoning: the analysis message at the start of the reply,
   ``<|channel|>analysis<|message|>…`` up to ``<|end|><|start|>assistant``
   (the engine's reasoning pair; consecutive analysis messages at the start
@@ -19,22 +27,54 @@ ones opened by ``<|start|>assistant``. Read:
 - content: the bodies of ``final`` and ``commentary`` (preamble) messages.
   Their headers, ``<|end|><|start|>assistant`` before a header, and
   ``<|return|>`` are the reply's framing: the reader drops them (the regions
-  read as no call).
+  read as no call). The space of ``<|start|>assistant to=…`` (the
+  recipient in the role) is the header's, not content;
+- several messages after a call: when a server does not stop at
+  ``<|call|>`` (ignore_eos), ``<|start|>assistant`` and the next header
+  follow it; the call's region takes ``<|start|>assistant`` (and the space
+  after it) as framing, so a second call, a preamble or a final answer
+  after a call reads as it does anywhere else;
+- llama.cpp's stray header (its #21286): ``<|channel|>commentary
+  to=assistant`` right before another header (``<|channel|>…``), a message
+  addressed to the assistant role itself, is framing too: its region is
+  the header alone, so the header after it reads as any header does.
 
 Refused: a recipient other than ``functions.*`` (gpt-oss's built-in
 ``browser`` and ``python`` tools), a call on the ``final`` channel, two
 recipients, a content type other than JSON, a body that is not one JSON
-object, a call that ends at ``<|end|>``.
+object, a call message ended by ``<|return|>`` (the end of a final answer:
+no template or server writes it after a call, so the body holds it as
+text and is no JSON object).
+
+Message bodies are content: every call is addressed by its header
+(``WIRE.addressed``), so by default a harmony reader does not watch the
+formats whose calls open on plain text (``{``, ``[``, a code fence, a bare
+word: JSON such as ``{"name": …, "arguments": …}`` in a final answer is the
+answer, ``templatestudio.openings.guard_of``); another format's marked call
+(``<tool_call>``, ``[TOOL_CALLS]``, …) in a message body still raises as
+that format's leak. Left out with them: the marked openers those formats
+also have (Llama 3's ``<|python_tag|>``, the pythonic format's
+``<|tool_call_start|>`` and ``<|python_start|>``), since a guard is a tuple
+of whole formats; ``guard=`` watches them again. The rule holds in the
+whole reply, text before any header included.
 Not handled (what the engine cannot express): an analysis message after a
 preamble or a final message is not reasoning: it stays text, header
 included, since the engine reads reasoning only at the start of the reply;
 an analysis message that ends the reply keeps its ``<|end|>`` in the
-reasoning text; a ``<|start|>assistant`` that follows ``<|call|>`` (a
-second call in one reply, which a server stopping at ``<|call|>`` never
-returns) stays text: the engine reads a marker inside another marker
-(``<|start|>`` inside ``<|end|><|start|>assistant``) differently whole and
-streamed, so only the boundary is a marker. Names holding whitespace, ``<``
-or ``"`` cannot be written.
+reasoning text; ``<|start|>`` is no marker (the engine reads a marker
+inside another marker, ``<|start|>`` inside ``<|end|><|start|>assistant``,
+differently whole and streamed), so ``<|start|>assistant`` stays text
+unless it follows a call's ``<|call|>`` or ``<|end|>``, or ``<|end|>`` with
+a header after it (the
+space before ``to=`` at the very start of the reply or right after the
+reasoning, ``…<|end|><|start|>assistant to=…``, touches the call, so it
+is layout: ``templatestudio.layout``); the analysis message after a stray
+header at the reply's start is not reasoning (the engine reads reasoning
+only at the start, and the framing region stands there): it stays text,
+its ``<|channel|>analysis<|message|>`` included, so nothing is lost; a
+stray header on another channel, with no header after it, or cut, is a
+call header refused as before (``to=assistant`` is no function).
+Names holding whitespace, ``<`` or ``"`` cannot be written.
 
 Library: ``openai-harmony`` (OpenAI's Rust parser, on PyPI) installs here
 but cannot run offline: loading its encoding downloads the
@@ -51,7 +91,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
-    Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Extent, Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole
@@ -71,12 +111,17 @@ WIRE = WireShape(
     ),
     arguments=JsonObject(),
     separator="",
-    reasoning=Reasoning("<|channel|>analysis<|message|>", "<|end|><|start|>assistant"),
+    # also: llama.cpp's stray header (its #21286), a commentary header addressed to the
+    # assistant role itself, written before the analysis message: the block opens after it.
+    reasoning=Reasoning("<|channel|>analysis<|message|>", "<|end|><|start|>assistant",
+                        also=(("<|channel|>commentary to=assistant<|channel|>analysis<|message|>",
+                               "<|end|><|start|>assistant"),)),
     stop_tokens=("<|call|>", "<|return|>"),
     closer_optional=True,  # a server that stops on <|call|> removes it
     # Headers of final and commentary messages, the boundary before a header,
     # and <|return|>: the reply's framing, dropped by the reader.
     framing=("<|channel|>", "<|end|><|start|>assistant", "<|return|>"),
+    addressed=True,  # to=functions.NAME in the header: a message body is content
 )
 
 START, ASSISTANT, MESSAGE = "<|start|>", "assistant", "<|message|>"
@@ -85,6 +130,10 @@ END, RETURN, CONSTRAIN = "<|end|>", WIRE.framing[-1], "<|constrain|>"
 (TO,), FUNCTIONS = WIRE.call.also_opens, "functions."
 ANALYSIS, BOUNDARY = WIRE.reasoning_pair
 _NEVER = 1 << 30  # cut_after for framing: a reply cut inside it is prose
+# What ends a call message: <|call|>, or <|end|>, which ends any message (see the module docstring).
+_CALL_CLOSERS = (CALL_END, END)
+# llama.cpp's stray header (its #21286): a message addressed to the assistant role itself.
+STRAY = f"{CHANNEL}commentary {TO}{ASSISTANT}"
 _RECIPIENT = re.compile(r'to=([^ \t\n\r<"]+)')
 _CHANNEL_NAME = re.compile(r"[a-z]+")
 _CONTENT_TYPE = re.compile(r" ?(<\|constrain\|>)?([^ \t\n\r<]*)")
@@ -98,7 +147,7 @@ RESPONSE_TEMPLATE = {
         "tool_calls": {
             "open_pattern": (r"(?:<\|channel\|>(?:analysis|commentary) )?to=functions\.(?P<name>[^ \t\n\r<\"]+)"
                              r"(?:<\|channel\|>(?:analysis|commentary))? ?(?:<\|constrain\|>)?(?:json)?<\|message\|>"),
-            "close": CALL_END,
+            "close": list(_CALL_CLOSERS),
             "repeats": True,
             "content": "json",
             "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},
@@ -144,11 +193,21 @@ def _read_header(region: str) -> tuple[str, int]:
     return recipient[len(FUNCTIONS) :], position + len(MESSAGE)
 
 
+# What follows <|call|> when a server does not stop there: the next message's
+# start, and the space before a recipient in its role (``<|start|>assistant
+# to=…``). Both are framing, never content.
+_NEXT = START + ASSISTANT
+
+
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if not any(opener is call_opener for call_opener in CALL_OPENERS):
         return []  # framing: a header, a message boundary or <|return|>; the text around it is the content
     name, body = _read_header(region)
-    end = len(region) - len(CALL_END) if region.endswith(CALL_END) else len(region)  # stop token removed
+    end = _call_end(region)
+    for closer in _CALL_CLOSERS:
+        if region.startswith(closer, end - len(closer)):
+            end -= len(closer)  # else the server removed the stop token
+            break
     arguments = decode_whole(region, body, end, found)
     if not isinstance(arguments, dict):
         raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
@@ -161,9 +220,99 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{CHANNEL}commentary {TO}{FUNCTIONS}{call.name} {CONSTRAIN}json{MESSAGE}{body}{CALL_END}"
 
 
+def _call_end(region: str) -> int:
+    """Where a call's region ends without the next message's start that ``_CallThenNextMessage`` took."""
+    for closer in _CALL_CLOSERS:
+        at = region.rfind(closer)
+        tail = region[at + len(closer) :]
+        if at != -1 and tail and (tail in _PREFIXES or tail == _NEXT + " "):
+            return at + len(closer)
+    return len(region)
+
+
+_PREFIXES = frozenset(_NEXT[:size] for size in range(1, len(_NEXT) + 1))
+
+
+def _next_message(buffer: str, at: int, final: bool) -> int | None:
+    """Length of the next message's start at buffer[at] (0: none), None while more text may change it.
+
+    ``<|start|>assistant`` and one space after it; at the reply's end a part
+    of ``<|start|>assistant`` (a reply cut there shows none of it).
+    """
+    rest = buffer[at : at + len(_NEXT) + 1]
+    if rest.startswith(_NEXT):
+        if len(rest) == len(_NEXT) and not final:
+            return None  # a space may follow
+        return len(_NEXT) + (rest[len(_NEXT) :] == " ")
+    if rest and _NEXT.startswith(rest):
+        return len(rest) if final else None
+    return None if not rest and not final else 0
+
+
+class _CallThenNextMessage(Extent):
+    """A call's extent (to ``<|call|>`` or ``<|end|>``, or the reply's end), then the next ``<|start|>assistant``.
+
+    Hand-written: when a server does not stop at ``<|call|>`` (ignore_eos)
+    the next message follows it, opened by ``<|start|>assistant``; the
+    machine finds no marker there (``<|start|>`` would sit inside the
+    ``<|end|><|start|>assistant`` boundary, which the machine reads
+    differently whole and streamed), so the call's region takes that start,
+    and one space after it (the role's, before ``to=``), as its own
+    framing: after a call's terminator nothing else can begin. The next header is
+    then read by the openers as any header is. A reply that ends inside
+    ``<|start|>assistant`` shows none of it, as a reply cut inside any
+    framing. A stream gives the call once what follows the terminator is
+    settled: the next characters, or the reply's end.
+    """
+
+    def __init__(self, skip: int) -> None:
+        # JSON strings are stepped over: a string may hold "<|call|>" or "<|end|>" as text.
+        self._call = TagExtent(skip, _CALL_CLOSERS, "json", close_at_end=True)
+        self._end: int | None = None
+        self.examined = 0
+
+    @property
+    def found(self):
+        return self._call.found
+
+    @property
+    def ended_by_reply(self) -> bool:
+        return self._call.ended_by_reply
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self._end is None:
+            before = self._call.examined
+            self._end = self._call.advance(buffer, start, final)
+            self.examined += self._call.examined - before
+            if self._end is None:
+                return None
+        if self._call.ended_by_reply:
+            return self._end
+        more = _next_message(buffer, self._end, final)
+        if more is None:
+            return None
+        self.examined += more
+        return self._end + more
+
+
+class _Boundary(Extent):
+    """The boundary ``<|end|><|start|>assistant``, and the space before a recipient in the role after it.
+
+    Hand-written for the same reason as ``_CallThenNextMessage``: the space
+    in ``<|start|>assistant to=…`` is the header's, not content. The
+    opener has seen what follows the boundary (`` to=`` or ``<|channel|>``).
+    """
+
+    examined = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        end = start + len(BOUNDARY)
+        self.examined = len(BOUNDARY) + 1
+        return end + 1 if buffer.startswith(" " + TO, end) else end
+
+
 def _call_extent(skip: int):
-    # JSON strings are stepped over: a string may hold "<|call|>" as text.
-    return lambda: TagExtent(skip, CALL_END, "json", close_at_end=True)
+    return lambda: _CallThenNextMessage(skip)
 
 
 _NEXT_HEADER = either(literal(" " + TO), literal(CHANNEL))
@@ -178,11 +327,16 @@ CALL_OPENERS = (
     Opener(TO, opener_pattern(TO, run(chars(r'[^ \t\n\r<"=]'), at_least=1), literal(CHANNEL)),
            _call_extent(len(TO)), cut_after=len(TO + FUNCTIONS)),
 )
+# Hand-written: the stray header is a message header addressed to no tool, followed by
+# the real header; its region is the header alone (framing), so the real header after it
+# is read as any header is. Tried before the call opener, which its text also matches.
+STRAY_HEADER = Opener(CHANNEL, opener_pattern(STRAY, literal(CHANNEL)), lambda: TagExtent(0, STRAY),
+                      cut_after=_NEVER)
 FRAMING = (
+    STRAY_HEADER,
     Opener(CHANNEL, opener_pattern(CHANNEL, _FRAMED, literal(MESSAGE)), lambda: TagExtent(len(CHANNEL), MESSAGE),
            cut_after=_NEVER),
-    Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), lambda: TagExtent(len(END + START), ASSISTANT),
-           cut_after=_NEVER),
+    Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), _Boundary, cut_after=_NEVER),
     Opener(RETURN, literal(RETURN), lambda: TagExtent(0, RETURN)),
 )
 
@@ -196,7 +350,7 @@ FORMAT = Format.declared(
     WIRE,
     name="harmony",
     description="<|channel|>commentary to=functions.NAME ...<|message|>{JSON}<|call|> (OpenAI gpt-oss harmony)",
-    openers=CALL_OPENERS + FRAMING,
+    openers=(STRAY_HEADER, *CALL_OPENERS, *FRAMING[1:]),
     read_region=read_region,
     write_call=write_call,
     response_template=RESPONSE_TEMPLATE,
@@ -211,7 +365,14 @@ FORMAT = Format.declared(
         Sample(_MODEL + f'{START}{ASSISTANT}{CHANNEL}commentary to=functions.ping{MESSAGE}{{"n": [1, 2.5, null]}}{CALL_END}',
                (CALL, ParsedToolCall("ping", {"n": [1, 2.5, None]})), source="two call messages"),
         Sample(_MODEL[: -len(CALL_END)], (CALL,), source="<|call|> removed by the server as a stop token"),
+        Sample(f"{_THINK} {_TEMPLATE}{START}{ASSISTANT} to=functions.ping{CHANNEL}commentary json{MESSAGE}{{}}",
+               (CALL, ParsedToolCall("ping", {})), source="two calls, recipients in the role (no stop at <|call|>)"),
+        Sample(f"{_MODEL}{START}{ASSISTANT}{CHANNEL}final{MESSAGE}The rate is 160.{RETURN}", (CALL,),
+               source="a call, then the final answer (no stop at <|call|>)"),
         Sample(f"{_THINK}{CHANNEL}final{MESSAGE}The rate is 160.{RETURN}", (), source="reasoning, then a final answer"),
+        Sample(f"{CHANNEL}commentary{MESSAGE}Checking the rate.{BOUNDARY} to=functions.get_exchange_rate"
+               f"{CHANNEL}commentary{MESSAGE}{_ARGS}{END}", (CALL,),
+               source="a call message ended by <|end|> (vLLM's test_commentary_with_recipient_excluded)"),
     ),
     near_misses=(
         NearMiss(f'{CHANNEL}commentary to=functions.f {CONSTRAIN}json{MESSAGE}{{"base": "EU', True, "cut inside the JSON"),
@@ -221,16 +382,17 @@ FORMAT = Format.declared(
         NearMiss(f"{CHANNEL}commentary to=functions.f {CONSTRAIN}json{MESSAGE}[1, 2]{CALL_END}", True,
                  "arguments that are not an object"),
         NearMiss(f"{CHANNEL}analysis to=functions.f code{MESSAGE}print(1){CALL_END}", True, "a content type that is not json"),
-        NearMiss(f"{START}{ASSISTANT}{CHANNEL}commentary to=functions.f json{MESSAGE}{{}}{END}", True,
-                 "a call ended with <|end|>, not <|call|>"),
+        NearMiss(f"{CHANNEL}commentary to=functions.f json{MESSAGE}{{}}{RETURN}", True,
+                 "a call ended with <|return|>, the end of a final answer"),
         NearMiss("gpt-oss names a tool with to=functions.NAME in the header.", False, "prose naming the recipient"),
         NearMiss(f"The header reads {CHANNEL}final and then the message.", False, "prose naming the channel token"),
     ),
     wire_limits=(
-        WireLimit(f"a string holding {CALL_END}: the response template closes the call at the first one",
-                  lambda arguments: any_string(arguments, lambda s: CALL_END in s), where="response template"),
+        WireLimit(f"a string holding {CALL_END} or {END}: the response template closes the call at the first one",
+                  lambda arguments: any_string(arguments, lambda s: CALL_END in s or END in s),
+                  where="response template"),
     ),
     corpus_labels=("other:harmony",),
     variants=("recipient before or after the channel", "<|constrain|>json or a bare json content type",
-              "<|call|> removed as a stop token"),
+              "<|call|> removed as a stop token", "a call message ended by <|end|>"),
 )

@@ -1,16 +1,27 @@
 """Llama 3.1–3.3 JSON: ``{"name": ..., "parameters": {...}}``, maybe after ``<|python_tag|>``.
 
 A bare object opens a call wherever it stands, when its first key is
-``parameters`` or ``type`` (Llama 3.2 echoes the tool list's ``"type":
-"function"``; key order is not fixed), or ``name`` with one of those right
-after it (``formats.bare_json``). Read: exactly ``name`` and
-``parameters``, an optional ``"type": "function"``. An object whose
-arguments key is ``arguments`` opens Phi-4-mini's call instead (and a list
-of them xLAM's), so it raises here as another format's call; the prose around
-the object stays content, which is what a reply like "Here is the result:
-{…} Would you like more?" needs. An object that is not a call (JSON data
-for the user, a tool's schema) stays text; a broken object that began with
-the call's own keys (``{"name": "…", "parameters":``) is refused.
+``parameters``, ``arguments`` or ``type`` (Llama 3.2 echoes the tool list's
+``"type": "function"``; key order is not fixed), or ``name`` with one of
+those right after it (``wire.bare_json``). Read: ``name``, exactly one of
+``parameters`` and ``arguments``, an optional ``"type": "function"``. An
+object that is not a call (JSON data for the user, a tool's schema) stays
+text, and the prose around a call stays content ("Here is the result: {…}
+Would you like more?"); a broken object that began with the call's own
+keys (``{"name": "…", "parameters":``) is refused, and so is an object
+with both ``parameters`` and ``arguments`` (which one holds the arguments
+is not said).
+
+Every Llama 3.1–3.3 template (corpus) asks for and writes ``"parameters"``,
+and Meta's reference code (llama-models' tool utilities) writes
+``parameters`` and reads a JSON reply as a call only with ``parameters``;
+the writer writes ``parameters`` too. The reader also takes
+``{"name": …, "arguments": …}``, bare or after ``<|python_tag|>``, as
+vLLM's ``llama3_json`` parser and SGLang's Llama detector do: models write
+it. That object is also Phi-4-mini's call (``wire.bare_json``): a Llama 3
+machine tries its own openers first and reads it; a Phi-4-mini machine
+reads it as its own; other machines' guards name Llama 3 (the registry's
+order).
 
 Not handled: Llama's built-in tools (``<|python_tag|>brave_search.call(…)``)
 are refused, not read; the ``;`` vLLM accepts between calls stays content.
@@ -36,12 +47,18 @@ from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 WIRE = WireShape(
     call=Call("", marker="{", also_opens=("<|python_tag|>",)),
     name=NameKey("name"),
-    arguments=JsonArguments("parameters", string_ok=True, extras={"type": lambda value: value == "function"}),
+    # Meta writes "parameters"; "arguments" is read too (vLLM, SGLang), exactly one of them.
+    arguments=JsonArguments("parameters", also=("arguments",), string_ok=True,
+                            extras={"type": lambda value: value == "function"}),
     separator="; ",
     stop_tokens=("<|eom_id|>", "<|eot_id|>"),
+    # The Llama 3.x templates write an assistant's calls as the whole message, never
+    # beside content: whitespace a model writes around a call is its own, and stays.
+    spacing="",
 )
 
 (TAG,) = WIRE.call.also_opens
+ARGUMENT_KEYS = WIRE.arguments.keys
 _STRICT_START = re.compile(
     rf'\{{{WS}*(?:"type"{WS}*:{WS}*"function"{WS}*,{WS}*)?"name"{WS}*:{WS}*"[^"\\]*"{WS}*,{WS}*"(?:parameters|arguments)"{WS}*:'
     # Python-dict quoting of the same keys: opens like a call, is not JSON.
@@ -55,7 +72,7 @@ RESPONSE_TEMPLATE = {
         "tool_calls": {
             "open_pattern": (
                 r'(?:\A\s*(?:<\|python_tag\|>)?|(?<=;))\s*\{\s*(?:"type":\s*"function",\s*)?'
-                r'"name":\s*"(?P<name>[^"\\]+)",\s*"parameters":\s*'
+                r'"name":\s*"(?P<name>[^"\\]+)",\s*"(?:parameters|arguments)":\s*'
             ),
             "close_pattern": r"\}\s*(?:;|\Z)",
             "content": "json",
@@ -82,15 +99,14 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
         if opener.literal == TAG:
             raise CallSyntaxError("the JSON after <|python_tag|> is not a call")
         return None
-    if looks_like_schema(payload.get("parameters")):
+    given = [payload[key] for key in ARGUMENT_KEYS if key in payload]
+    if len(given) == 1 and looks_like_schema(given[0]):
         return None
     try:
-        call, _ = call_from(
-            payload, argument_keys=("parameters",), extras={"type": lambda v: v == "function"},
-            string_arguments=True,
-        )
+        call, _ = call_from(payload, argument_keys=ARGUMENT_KEYS, extras=WIRE.arguments.extras,
+                            string_arguments=WIRE.arguments.string_ok)
     except CallSyntaxError:
-        if opener.literal == TAG or _STRICT_START.match(region, body):
+        if opener.literal == TAG or _STRICT_START.match(region, body) or len(given) > 1:
             raise
         return None  # an object with a "name" that is data, not a call
     return [CallSpan(call, 0, len(region))]
@@ -111,11 +127,12 @@ _ONE = '{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JP
 FORMAT = Format.declared(
     WIRE,
     name="llama3-json",
-    description='{"name", "parameters"} JSON, maybe after <|python_tag|>, anywhere in the reply (Llama 3.1-3.3)',
+    description='{"name", "parameters"} JSON (or "arguments"), maybe after <|python_tag|>, anywhere in the reply (Llama 3.1-3.3)',
     openers=OPENERS,
     read_region=read_region,
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
+    # The bare {"name", "arguments"} object is read too, but is Phi-4-mini's sample (both read it).
     samples=(
         Sample(_ONE, (CALL,), source="Llama 3.1's template"),
         Sample(TAG + _ONE, (CALL,)),
@@ -123,13 +140,22 @@ FORMAT = Format.declared(
                source="Llama 3.2"),
         Sample('{"parameters": {"base": "EUR", "quote": "JPY"}, "name": "get_exchange_rate"}', (CALL,), source="keys reversed"),
         Sample("Here is the result: " + _ONE + " Would you like to know more?", (CALL,), source="a call inside prose"),
+        Sample("Let me check. " + TAG + _ONE.replace('"parameters"', '"arguments"'), (CALL,),
+               source="the arguments key after the tag (SGLang's test)"),
+        Sample('{"type": "function", "arguments": {"base": "EUR", "quote": "JPY"}, "name": "get_exchange_rate"}', (CALL,),
+               source="OpenAI-style keys, arguments first"),
     ),
     near_misses=(
         NearMiss('{"name": "get_exchange_rate", "parameters": {"base": "EUR"', True, "cut inside the JSON"),
         NearMiss('The user is {"name": "Ada", "age": 36}.', False, "JSON data about a person"),
         NearMiss('{"name": "get_rate", "parameters": {"type": "object", "properties": {}}}', False, "a tool schema"),
         NearMiss(TAG + 'brave_search.call(query="x")', True, "a built-in tool call"),
-        NearMiss('{"type": "function", "name": "get_rate", "arguments": {"base": "EUR"}}', True, "OpenAI-style arguments"),
+        NearMiss('{"name": "get_rate", "parameters": {"base": "EUR"}, "arguments": {"base": "EUR"}}', True,
+                 "both arguments keys"),
+        NearMiss('{"arguments": {"base": "EUR"}, "name": "get_rate", "parameters": {}}', True,
+                 "both arguments keys, name not first"),
+        NearMiss(TAG + '{"name": "get_rate"}', True, "no arguments key after the tag"),
+        NearMiss('The reply was {"arguments": ["a", "b"]}.', False, "data with an arguments key and no name"),
         NearMiss("{'name': 'f', 'parameters': {}}", True, "Python-dict quoting, not JSON"),
         NearMiss("Send the <|python_tag|> token first.", False, "prose naming the tag"),
     ),
@@ -141,6 +167,6 @@ FORMAT = Format.declared(
                   where="response template"),
     ),
     corpus_labels=("llama3-json",),
-    variants=('"type": "function" (Llama 3.2)', "keys in any order"),
+    variants=('"type": "function" (Llama 3.2)', "keys in any order", '"arguments" for "parameters" (vLLM, SGLang)'),
     vllm_parser="llama3_json",
 )

@@ -12,6 +12,18 @@ Arguments written as a JSON string holding an object are decoded (Mistral
 7B v0.3 does this). Ids, where written, must be letters and digits, and
 come back on the call's span. Refused: a name with no ``[ARGS]``
 (``[TOOL_CALLS]add{…}``), a bare name, junk before the list.
+
+Reasoning: ``[THINK]…[/THINK]`` at the start of the reply (Magistral
+2509, Ministral 3 Reasoning, Mistral Small 4: tokenizer v13 and later,
+whose templates write it before the content and the calls), and
+Magistral 2506's plain-text ``<think>…</think>`` (tokenizer v11), read
+and never written. Everything up to the block's own closer is reasoning,
+a ``[TOOL_CALLS]`` in it included; a reply cut inside the block is all
+reasoning.
+
+Not handled: a ``[THINK]`` or ``<think>`` after text is text (the block
+is only read at the start); a block opened with one pair does not end at
+the other pair's closer.
 """
 
 from __future__ import annotations
@@ -26,7 +38,7 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.resumable_match import chars, either, sequence
-from templatestudio.wire.shape import Call, JsonObject, NameBetween, WireShape
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
 
 # The writer's shape (NAME[ARGS], one token per call). The opener and reader
 # are the module's own: after the token Mistral writes either this or a JSON
@@ -37,10 +49,13 @@ WIRE = WireShape(
     name=NameBetween("", "[ARGS]"),
     arguments=JsonObject(string_ok=True),
     separator="",
+    # Magistral 2506 (tokenizer v11) writes its block as plain-text <think> tags.
+    reasoning=Reasoning("[THINK]", "[/THINK]", also=(("<think>", "</think>"),)),
     stop_tokens=("</s>",),
 )
 
 MARKER, ARGS, CALL_ID = WIRE.call.open, WIRE.name.close, "[CALL_ID]"
+THINK, END_THINK = WIRE.reasoning_pair
 _NAMED = re.compile(r"([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9]+))?\[ARGS\]")
 _ID = {"id": lambda value: isinstance(value, str) and value.isascii() and value.isalnum()}
 
@@ -48,6 +63,7 @@ RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "[/INST]",
     "fields": {
+        "thinking": {"open": THINK, "close": END_THINK, "content": "text"},
         "tool_calls": {
             "open_pattern": r"\[TOOL_CALLS\]\s*(?=\[)",
             "close": "</s>",
@@ -63,6 +79,7 @@ ARGS_RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
     "start_anchor": "[/INST]",
     "fields": {
+        "thinking": {"open": THINK, "close": END_THINK, "content": "text"},
         "tool_calls": {
             "open_pattern": r"\[TOOL_CALLS\](?P<name>[A-Za-z0-9_.\-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]",
             "close_pattern": r"(?=\[TOOL_CALLS\])|</s>",
@@ -139,6 +156,8 @@ FORMAT = Format.declared(
                (CALL, CALL), ids=("abc123XYZ", None)),
         Sample(f'{MARKER} {{"name": "get_exchange_rate", "arguments": "{{\\"base\\": \\"EUR\\", \\"quote\\": \\"JPY\\"}}"}}',
                (CALL,), source="Mistral 7B v0.3: a bare object, string arguments"),
+        Sample(f"{THINK}The user wants a rate.{END_THINK}{MARKER}get_exchange_rate{ARGS}{_ARGS}", (CALL,),
+               source="Magistral 2509: reasoning, then the call"),
     ),
     near_misses=(
         NearMiss("Sure! [TOOL_CALLS]sear", True, "cut inside the name"),

@@ -5,9 +5,13 @@ Model: Microsoft's Phi-4-mini-instruct. Source: the corpus template
 that object, calls separated by ``,`` and a newline.
 
 Which objects open a call is decided with Llama 3's JSON format
-(``formats.bare_json``): ``"arguments"`` as the first key, or ``"name"``
+(``wire.bare_json``): ``"arguments"`` as the first key, or ``"name"``
 and then ``"arguments"``, is this format's; ``"parameters"`` is Llama 3's,
-and each reader raises on the other's calls as calls in another format.
+and this reader raises on it as a call in another format. Llama 3's reader
+reads this format's objects too (as vLLM and SGLang do): a Phi-4-mini
+machine reads them as its own (its opener is tried first), and a template
+probe that both read back is this format's, the narrower one
+(``probe_read_back``).
 
 Read: exactly the keys ``name`` and ``arguments`` in either order, the
 arguments a JSON object; several calls; the prose around a call stays

@@ -17,8 +17,13 @@ its first closing token, so a string inside it cannot hold
 and the templates write) can. Lists of plain calls (scalar values; strings
 with no escape or parenthesis) take a fast path (``pythonic_fast_path``)
 that reads the same calls and defers everything else to ``_Parser``, which
-defines the behaviour; values are read by ``wire.python_literals``. Not
-handled: positional arguments, tuples, sets, ``**kwargs``, triple-quoted
+defines the behaviour; values are read by ``wire.python_literals``. A
+reply cut before the list's ``]`` (``max_tokens``) gives no call, however
+many calls in it closed: the list is one Python expression, which Meta's
+Llama 4 reference and vLLM's pythonic parser read whole or not at all, so
+all of it, from ``[`` (or the wrapper) on, is the ``CutToolCall``
+(``regions.cut_events``; strictly, the reply raises). The closer is not
+optional: a server stops on no ``]``. Not handled: positional arguments, tuples, sets, ``**kwargs``, triple-quoted
 strings.
 """
 

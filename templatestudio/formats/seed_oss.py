@@ -20,20 +20,34 @@ The shape is declared in ``WIRE``; the function element and its
 parameters are read by ``wire.xml_params`` from that declaration, as
 Qwen3-Coder's are.
 
+A value may hold the wire's own markers (nothing is escaped): a
+``</parameter>`` ends it only when whitespace and then the next
+``<parameter=KEY>`` or ``</function>`` and ``</seed:tool_call>`` follow, and
+the block ends at the first ``</seed:tool_call>`` outside a value; a closer
+left out is recovered where the structure stands unmistakably (the rule is
+``wire.xml_params``', shared with Qwen3-Coder).
+
 Refused: a block without ``<function=NAME>``, two functions in one block, a
-parameter given twice, text between the tags, a block never closed. Not
-handled: values holding ``</parameter>``, keys or names holding ``<``,
-``>`` or a newline (the wire cannot carry them; see ``wire_limits``).
+parameter given twice, text between the tags, a block never closed, a value
+whose closer is missing that also holds a ``</parameter>`` that did not end
+it. Not handled: a value holding the template's own boundary
+(``</parameter>`` then an opening tag or ``</function>``
+``</seed:tool_call>``; a line starting ``<parameter=KEY>``), keys or names
+holding ``<``, ``>`` or a newline (the wire cannot carry them; see
+``wire_limits``).
 """
 
 from __future__ import annotations
 
+import re
+
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, opener_pattern
-from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.base import (
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+)
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_params import read_invoke, xml_limits
+from templatestudio.wire.xml_params import parameter_extent, read_invoke, xml_limits
 from templatestudio.resumable_match import literal
 
 # Everything about the wire, declared: write_call, markers, closers and
@@ -50,6 +64,7 @@ WIRE = WireShape(
 )
 
 OPEN, CLOSE = WIRE.call.open, WIRE.call.close
+AFTER_CALL = (OPEN, *WIRE.stop_tokens)  # what may follow a whole call (wire.xml_params' missing-closer rule)
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -69,16 +84,21 @@ RESPONSE_TEMPLATE = {
 }
 
 
+_RESPONSE_CALL_END = re.compile(RESPONSE_TEMPLATE["fields"]["tool_calls"]["close_pattern"])
+
+
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    call, position = read_invoke(region, len(OPEN), end, WIRE.name, WIRE.arguments)
+    call, position = read_invoke(region, len(OPEN), end, WIRE.name, WIRE.arguments, call_close=CLOSE,
+                                 after_call=AFTER_CALL)
     position = skip_space(region, position)
     if position != end:
         raise CallSyntaxError(f"expected {CLOSE} at offset {position}: one function per block")
     return [CallSpan(call, 0, len(region))]
 
 
-OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(WIRE.name.open)), lambda: TagExtent(len(OPEN), CLOSE))
+OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(WIRE.name.open)),
+                lambda: parameter_extent(len(OPEN), WIRE.arguments, WIRE.name.close, CLOSE, AFTER_CALL))
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = (f"{OPEN}\n<function=get_exchange_rate>\n<parameter=base>EUR</parameter>\n"
@@ -112,8 +132,14 @@ FORMAT = Format.declared(
         NearMiss(f"{OPEN}<function=a>note</function>{CLOSE}", True, "text between the tags"),
         NearMiss(f"Seed-OSS opens each call with {OPEN} and a function tag.", False, "prose naming the tag"),
     ),
-    wire_limits=xml_limits(WIRE.arguments, CLOSE,
-                           "the wire writes Python's spelling as text, typed against the schema afterwards"),
+    wire_limits=(
+        *xml_limits(WIRE.arguments, WIRE.name.close, CLOSE,
+                    "the wire writes Python's spelling as text, typed against the schema afterwards", AFTER_CALL),
+        WireLimit(f"a string holding {WIRE.arguments.close} or {WIRE.name.close} then {CLOSE}: the response "
+                  f"template's value and call end at the first", lambda arguments: any_string(
+                      arguments, lambda s: WIRE.arguments.close in s or _RESPONSE_CALL_END.search(s) is not None),
+                  where="response template"),
+    ),
     corpus_labels=("other:seed-oss",),
     string_arguments=True,
     vllm_parser="seed_oss",

@@ -14,14 +14,24 @@ shown (notebook 19) where vLLM is not installed.
   answer for the reply fed in pieces, through one ``ToolCallStream``. Both
   take the ``Format`` that ``detect_served_format`` found: the format is
   resolved once per server (per tokenizer and template), never per reply.
+- The request's tools type the calls of a format that writes values as
+  text (Qwen3-Coder's XML, GLM's), as vLLM's own parsers for those formats
+  do (``templatestudio.typed_arguments``); other formats' calls go out as
+  read.
 - Content is the reply less its calls. Reasoning is not split off here
   (that is vLLM's ``--reasoning-parser``'s job): a thinking block stays in
   the content with its tags, and a call written inside it is reasoning,
-  not a call. A reply without calls comes back as exactly its text.
+  not a call (but where a block never closed ends at a call, by its
+  format's ``Reasoning.ends_at_call``). A reply without calls comes back as exactly its text.
 - ``leak(error, fmt, strict)``: the policy for a reply the reader refuses
   (a marker it did not consume, a call cut short). By default a warning
   naming the marker and offset, and the caller returns the text unchanged
   as content; with ``TEMPLATESTUDIO_VLLM_STRICT=1``, ``LeakedToolCall``.
+- A reply that ended inside a call (cut by ``max_tokens``) is no leak:
+  the calls that closed before the cut go out as calls, the content before
+  it as content, and the cut call (a ``CutToolCall``) goes out as neither,
+  with a warning in the log. The request ends as vLLM ends any reply cut
+  short (``finish_reason`` "length"); strict mode does not fail it.
 
 Not handled: a prompt that opened the thinking block itself (DeepSeek-R1
 style templates): without a reasoning parser its text is read as
@@ -38,7 +48,7 @@ from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolC
 from templatestudio.formats import Format
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
-from templatestudio.stream import ReasoningDelta, ToolCallEvent, ToolCallStream
+from templatestudio.stream import CutToolCall, ReasoningDelta, ToolCallEvent, ToolCallStream
 
 __all__ = [
     "STRICT_VARIABLE",
@@ -156,12 +166,17 @@ class ReplyContent:
     while the reply is still opening the raw text is walked beside the
     events: that puts each tag back where it stood, even between two blocks
     the events merged into one delta, and around blocks with nothing inside
-    (which make no event).
+    (which make no event). pairs: the format's reasoning pairs
+    (``Format.reasoning_pairs``); each block gets back the tags it was
+    written with, and a block that ended at a call (``Reasoning.ends_at_call``)
+    gets no closer it never had.
     """
 
-    def __init__(self, reasoning: tuple[str, str] | None) -> None:
-        self.reasoning = reasoning
-        self.opening = reasoning is not None  # no call or visible text yet: reasoning may come
+    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
+        self.pairs = pairs
+        self.reasoning = pairs[0] if pairs else None  # the pair of the block being walked
+        self.empties = tuple("".join(pair) for pair in pairs)  # blocks with nothing inside
+        self.opening = bool(pairs)  # no call or visible text yet: reasoning may come
         self.position = 0  # raw-text offset the content has reached, while opening
         self.in_block = False
 
@@ -173,8 +188,13 @@ class ReplyContent:
                 pieces.append(self._reasoning(event.text, text))
                 continue
             if self.in_block:
-                pieces.append(self._close())
-            if isinstance(event, ToolCallEvent):
+                pieces.append(self._close(text))
+            if isinstance(event, CutToolCall):
+                if self.opening:
+                    pieces.append(self._empty_blocks(text))
+                self.opening = False
+                _not_sent(event)
+            elif isinstance(event, ToolCallEvent):
                 if self.opening:
                     pieces.append(self._empty_blocks(text))
                 calls.append((event.call, event.id))
@@ -192,14 +212,15 @@ class ReplyContent:
         An empty block in the raw text that piece does not also hold at that
         point is one the engine read as reasoning (and gave no event).
         """
-        empty = "".join(self.reasoning)
         out, index = [], 0
         while index < len(piece):
-            if text.startswith(empty, self.position) and not piece.startswith(empty, index):
+            empty = next((item for item in self.empties if text.startswith(item, self.position)), None)
+            if empty is not None and not piece.startswith(empty, index):
                 out.append(empty)
                 self.position += len(empty)
                 continue
-            ahead = text.find(empty, self.position + 1)
+            ahead = min((at for at in (text.find(item, self.position + 1) for item in self.empties) if at != -1),
+                        default=-1)
             step = len(piece) - index if ahead == -1 else min(len(piece) - index, ahead - self.position)
             out.append(piece[index : index + step])
             self.position += step
@@ -207,41 +228,45 @@ class ReplyContent:
         return "".join(out)
 
     def _reasoning(self, piece: str, text: str) -> str:
-        opener, closer = self.reasoning
         out = []
         while piece:
-            if not self.in_block:  # the engine opens a block only where its opener stands
-                out.append(opener)
-                self.position += len(opener)
+            if not self.in_block:  # the engine opens a block only where its opener stands: the first one ahead
+                found = [(at, pair) for pair in self.pairs if (at := text.find(pair[0], self.position)) != -1]
+                self.reasoning = min(found)[1] if found else self.reasoning
+                out.append(self.reasoning[0])
+                self.position += len(self.reasoning[0])
                 self.in_block = True
+            closer = self.reasoning[1]
             end = text.find(closer, self.position)
             room = (len(text) if end == -1 else end) - self.position
             taken, piece = piece[:room], piece[room:]
             out.append(taken)
             self.position += len(taken)
             if piece:  # this block closed and the next opened right after it
-                out.append(self._close())
+                out.append(self._close(text))
         return "".join(out)
 
     def _empty_blocks(self, text: str) -> str:
         """Blocks with nothing inside (``<think></think>``): they make no event at all."""
-        empty = "".join(self.reasoning)
         out = []
-        while text.startswith(empty, self.position):
+        while (empty := next((item for item in self.empties if text.startswith(item, self.position)), None)):
             out.append(empty)
             self.position += len(empty)
         return "".join(out)
 
-    def _close(self) -> str:
+    def _close(self, text: str) -> str:
         self.in_block = False
-        self.position += len(self.reasoning[1])
-        return self.reasoning[1]
+        closer = self.reasoning[1]
+        if closer not in text[self.position :]:
+            return ""  # the block ended at a call (Reasoning.ends_at_call): it has no closer
+        self.position += len(closer)
+        return closer
 
     def finish(self, text: str) -> str:
         """What no event showed at the end: a closing tag, or empty blocks, the reply ended on."""
         closing = ""
         if self.in_block and text.startswith(self.reasoning[1], self.position):
-            closing = self._close()
+            closing = self._close(text)
         return closing + (self._empty_blocks(text) if self.opening else "")
 
     def unsent(self, text: str, settled: int) -> str:
@@ -249,16 +274,30 @@ class ReplyContent:
         return text[self.position :] if self.opening else text[settled:]
 
 
-def read_reply(text: str, fmt: Format) -> tuple[str, Calls]:
+def _not_sent(cut: CutToolCall) -> None:
+    named = f" to {cut.name}" if cut.name is not None else ""
+    logger.warning(
+        "templatestudio: the reply ended inside a tool call%s at offset %d (%d characters of it written); "
+        "the call is not sent", named, cut.offset, len(cut.raw),
+    )
+
+
+def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None) -> tuple[str, Calls]:
     """(content, calls) of a whole reply; raises UnparsedToolCall where the reader does.
 
+    A call the reply ended inside is neither content nor a call (see the
+    module docstring).
+
     fmt is the served format (``detect_served_format(...).format``), so the
-    reader resolves nothing here.
+    reader resolves nothing here. tools: the request's tools (dicts), which
+    type the values of a format that writes them as text.
     """
     # reasoning_open=False: a reasoning parser has already taken any block the
     # prompt opened, and without one that block's text is plain content.
-    reply = read_tool_calls(text, fmt, reasoning_open=False)
-    content = ReplyContent(fmt.reasoning)
+    # layout=False: without a reasoning parser the content is the reply's own text (tags and
+    # all) minus its calls, and a refused reply comes back unchanged: no whitespace is taken out.
+    reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools, layout=False)
+    content = ReplyContent(fmt.reasoning_pairs)
     body, calls = content.add(reply.events, text)
     return body + content.finish(text), calls
 
@@ -271,13 +310,16 @@ class ReplyStream:
     fed after it. ``settled`` is the stream's offset after the last feed
     that returned: every character before it was sent, as content or inside
     a call, and the events of a feed that raised were never sent, so nothing
-    is lost. Calls sent before a leak stay sent.
+    is lost. Calls sent before a leak stay sent. A call the reply ended
+    inside is no leak: ``close`` sends neither it nor its text, and logs it.
+    tools: the request's tools, as ``read_reply`` takes them.
     """
 
-    def __init__(self, fmt: Format, *, strict: bool = False) -> None:
+    def __init__(self, fmt: Format, *, strict: bool = False, tools: list[dict] | None = None) -> None:
         self.format, self.strict = fmt, strict
-        self.stream = ToolCallStream(fmt)
-        self.content = ReplyContent(fmt.reasoning)
+        # strict=False: a cut call is no leak (see the module docstring).
+        self.stream = ToolCallStream(fmt, strict=False, tools=tools, layout=False)  # as read_reply
+        self.content = ReplyContent(fmt.reasoning_pairs)
         self.text = ""
         self.settled = 0
         self.leaked = False

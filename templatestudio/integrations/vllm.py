@@ -25,7 +25,13 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   known once the reply ends.
 - Leaks: a warning and the text unchanged as content, or with
   ``TEMPLATESTUDIO_VLLM_STRICT=1`` a failed request (HTTP 400, or an error
-  event in a stream).
+  event in a stream). A reply cut inside a call (``max_tokens``) is no
+  leak: the calls before the cut go out, the cut one is neither a call nor
+  content (a warning in the log), and vLLM ends the request as it ends any
+  reply cut short.
+- Arguments: for a format that writes values as text (Qwen3-Coder's XML,
+  GLM's), each call is typed by the request's tools, as vLLM's qwen3_xml
+  and glm parsers type it; other formats' arguments go out as written.
 - Tool ids: an id the model wrote (Mistral's ``[CALL_ID]``) is kept; a
   template whose probe rendered only with an id of a fixed length
   (``CallShape.id_length``: Mistral's nine) gets that many letters and
@@ -83,6 +89,11 @@ def _tools_off(request) -> bool:
     return not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none"
 
 
+def _tools(request) -> list[dict]:
+    """The request's tools as dicts (vLLM hands its pydantic tool models), to type text-valued arguments."""
+    return [tool.model_dump() if hasattr(tool, "model_dump") else tool for tool in request.tools]
+
+
 def _arguments(call) -> str:
     # The exact string vLLM's get_remaining_unstreamed_args compares against.
     return json.dumps(call.arguments, ensure_ascii=False)
@@ -115,7 +126,7 @@ class TemplateStudioToolParser(ToolParser):
         if _tools_off(request):
             return unchanged
         try:
-            content, calls = read_reply(model_output, self.format)
+            content, calls = read_reply(model_output, self.format, tools=_tools(request))
         except UnparsedToolCall as error:
             leak(error, self.format, self.strict)
             return unchanged
@@ -141,7 +152,7 @@ class TemplateStudioToolParser(ToolParser):
             return DeltaMessage(content=delta_text) if delta_text else None
         key = getattr(request, "request_id", None) or id(request)
         if key not in self._streams:
-            self._streams[key] = ReplyStream(self.format, strict=self.strict)
+            self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=_tools(request))
         self._last_stream = key
         return self._message(*self._streams[key].feed(delta_text))
 

@@ -6,19 +6,23 @@ Three formats write a call as JSON standing alone in the reply: Llama 3's
 ``[{"name", "arguments"}, …]`` (``xlam``). The engine lets every format's
 opening pattern decide at a literal, and takes the reader's own format
 first when several match; so the two object formats, which share the
-literal ``{``, get openings that never match the same text. Each decides
-by the key that carries the arguments:
+literal ``{``, get openings decided by the key that carries the arguments:
 
-- ``"parameters"`` (or ``"type"``) first, or ``"name": "…",`` then one of
-  them: Llama 3's;
+- ``"parameters"``, ``"arguments"`` (or ``"type"``) first, or ``"name": "…",``
+  then one of them: Llama 3's (its reader takes ``arguments`` as vLLM and
+  SGLang do, though Meta writes ``parameters``);
 - ``"arguments"`` first, or ``"name": "…",`` then ``"arguments"``: Phi-4-mini's.
 
+So an ``arguments`` object opens a call of both: a Llama 3 machine reads
+it (its own openers are tried first, ``templatestudio.openings``), a
+Phi-4-mini machine too, and any other machine's guard names the first of
+the two in the registry's order. A ``parameters`` object is Llama 3's
+alone: a Phi-4-mini machine raises on it as another format's call.
 An object whose ``name`` is followed by any other key opens no call at
 all (it is data, ``{"name": "Ada", "age": 36}``). xLAM's list opens at
 ``[`` and needs the same ``arguments`` keys in its first object; the whole
-list is one region, so the objects inside it are never read on their own.
-Each format's call, read by the other two, is therefore a call in another
-format and raises.
+list is one region, so the objects inside it are never read on their own,
+and a list read by the two object formats is another format's call.
 
 Not handled: a name written with escapes the opening pattern cannot see
 past (any JSON escape is allowed; the string must end on the same line).
@@ -41,6 +45,6 @@ def object_opening(*, first: tuple[str, ...], after_name: tuple[str, ...]) -> Pa
     return sequence(literal("{"), SPACES, either(*keys), SPACES, literal(":"))
 
 
-LLAMA3_OPENING = object_opening(first=('"parameters"', '"type"', "'name'", "'parameters'"),
-                                after_name=('"parameters"', '"type"'))
+LLAMA3_OPENING = object_opening(first=('"parameters"', '"arguments"', '"type"', "'name'", "'parameters'"),
+                                after_name=('"parameters"', '"arguments"', '"type"'))
 ARGUMENTS_OPENING = object_opening(first=('"arguments"',), after_name=('"arguments"',))

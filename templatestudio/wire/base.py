@@ -4,19 +4,21 @@ A ``Format`` holds everything the package knows about one way of writing a
 tool call: the openers (literal text plus the pattern that says a call, not
 prose, starts there), how far a call reaches once opened (its extent), the
 strict reader of one call region, the reasoning channel of the families that
-write it, the response template where one can express the shape, the values
-the wire cannot carry, and samples (valid calls and near misses) that the
-tests and benchmarks draw on. ``templatestudio.engine`` runs these pieces;
+write it (one pair written, others read: ``reasoning_pairs``), the response
+template where one can express the shape, the values the wire cannot carry,
+and samples (valid calls and near misses) that the tests and benchmarks
+draw on. ``templatestudio.engine`` runs these pieces;
 nothing outside a format's module knows a fact about its wire shape.
 
 A format module builds its ``Format`` with ``Format.declared(WIRE, ...)``
 from its declared wire shape (``wire.shape.WireShape``): the writer, the
-markers, the closers and the reasoning pair come from the declaration, and
+markers, the closers and the reasoning pairs come from the declaration, and
 the openers and reader too where the declaration can say them.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -226,6 +228,20 @@ class Format:
         return tuple(dict.fromkeys(opener.literal for opener in self.openers))
 
     @property
+    def values_are_text(self) -> bool:
+        """Whether the declared wire writes argument values as text (``WireShape.values_are_text``).
+
+        A format with no declared wire says nothing of its values, so they
+        count as typed: nothing retypes them.
+        """
+        return self.wire is not None and self.wire.values_are_text
+
+    @property
+    def spacing(self) -> str:
+        """The whitespace around reasoning blocks and calls that is layout (``WireShape.spacing``)."""
+        return self.wire.spacing if self.wire is not None else JSON_SPACE
+
+    @property
     def holdback(self) -> tuple[str, ...]:
         """Literals a stream holds a chunk's tail back for: the markers and the reasoning delimiters."""
         if self.wire is not None:
@@ -233,16 +249,57 @@ class Format:
         return tuple(dict.fromkeys((*self.markers, *(self.reasoning or ()))))
 
     @property
+    def reasoning_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every (open, close) pair a reasoning block may be written with, ``reasoning`` (the written one) first."""
+        if self.wire is not None:
+            return self.wire.reasoning_pairs
+        return () if self.reasoning is None else (self.reasoning,)
+
+    @property
+    def reasoning_skipped_by(self) -> tuple[str, ...]:
+        """Literals that open a reply which skipped the block its prompt opened (``Reasoning.skipped_by``)."""
+        reasoning = self.wire.reasoning if self.wire is not None else None
+        return reasoning.skipped_by if reasoning is not None else ()
+
+    @functools.cached_property
+    def calls_ending_reasoning(self) -> tuple[regex.Pattern, regex.Pattern] | None:
+        """Where a reasoning block the reply never closes ends (``Reasoning.ends_at_call``), else None.
+
+        Two patterns of a whole opening of the call (or section) literal the
+        format writes, by its opener's own pattern: one right after a
+        newline (the match starts at the newline), one anywhere (for the
+        block's first character, which starts a line too). Openers the
+        format only reads (a second literal, a bare shape: Qwen's
+        ``<function=`` is also a line of every call it writes) do not end a
+        block.
+        """
+        declared = getattr(self.wire, "reasoning", None)
+        if declared is None or not declared.ends_at_call:
+            return None
+        section = self.wire.section
+        written = {self.wire.call.open, section.open if section is not None else ""} - {""}
+        calls = [opener.opening.regex for opener in self.openers if opener.literal in written]
+        if not calls:
+            raise ValueError(f"{self.name}: its reasoning ends at a call, but no opener opens the call it writes")
+        alternatives = "|".join(dict.fromkeys(calls))
+        return regex.compile(f"\n(?:{alternatives})"), regex.compile(f"(?:{alternatives})")
+
+    @property
     def start_only(self) -> bool:
         return all(opener.start_only for opener in self.openers)
 
+    def opened_reasoning(self, prompt: str | None) -> tuple[str, str] | None:
+        """The reasoning pair a prompt ending this way left open (its opener, then only whitespace), or None."""
+        found, last = None, -1
+        for opener, closer in self.reasoning_pairs if prompt else ():
+            at = prompt.rfind(opener)
+            if at > last and closer not in prompt[at:] and not prompt[at + len(opener) :].strip():
+                found, last = (opener, closer), at
+        return found
+
     def reasoning_opened_by(self, prompt: str | None) -> bool:
-        """Whether a prompt ending this way already opened the format's reasoning block."""
-        if not prompt or self.reasoning is None:
-            return False
-        opener, closer = self.reasoning
-        last = prompt.rfind(opener)
-        return last != -1 and closer not in prompt[last:] and not prompt[last + len(opener):].strip()
+        """Whether a prompt ending this way already opened one of the format's reasoning blocks."""
+        return self.opened_reasoning(prompt) is not None
 
     def limits_for(self, arguments: dict, where: str = "wire") -> list[WireLimit]:
         """The limits of kind where that apply to a call with these arguments."""

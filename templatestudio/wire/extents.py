@@ -33,14 +33,15 @@ _PY_STRING_BODY = {
 
 
 @functools.lru_cache(maxsize=None)
-def _outside_pattern(close: str, string_opener: str | None) -> re.Pattern:
-    """What a tag extent looks for outside strings: its closer, or a string opening."""
-    parts = [re.escape(close)] + ([re.escape(string_opener)] if string_opener else [])
+def _outside_pattern(closes: tuple[str, ...], string_opener: str | None) -> re.Pattern:
+    """What a tag extent looks for outside strings: one of its closers (longest first), or a string opening."""
+    parts = [re.escape(item) for item in sorted(closes, key=len, reverse=True)]
+    parts += [re.escape(string_opener)] if string_opener else []
     return re.compile("|".join(parts))
 
 
 class TagExtent(Extent):
-    """Ends just past ``close``, found outside strings, searched from ``skip`` on.
+    """Ends just past ``close`` (or the first of several closers), found outside strings, searched from ``skip`` on.
 
     strings: None (no strings: the first closer ends the call), "json"
     (double-quoted with backslash escapes), or a delimiter that both opens
@@ -49,8 +50,10 @@ class TagExtent(Extent):
     reader then decides whether what it holds is a whole call).
     """
 
-    def __init__(self, skip: int, close: str, strings: str | None = None, *, close_at_end: bool = False) -> None:
+    def __init__(self, skip: int, close: str | tuple[str, ...], strings: str | None = None, *,
+                 close_at_end: bool = False) -> None:
         self.close = close
+        self._closes = closes = (close,) if isinstance(close, str) else tuple(close)
         self.close_at_end = close_at_end
         self._skip = skip
         self.strings = strings
@@ -59,9 +62,9 @@ class TagExtent(Extent):
         self.in_string = False
         self.examined = 0
         opener = '"' if strings == "json" else strings
-        self._outside = _outside_pattern(close, opener)
+        self._outside = _outside_pattern(closes, opener)
         self._delimiter = opener
-        self._longest = max(len(close), len(opener or ""))
+        self._longest = max(*map(len, closes), len(opener or ""))
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
         # One method with the string scan written in, not a call per string:
@@ -72,17 +75,19 @@ class TagExtent(Extent):
             # closer has arrived (a stream's first chunks of a call) the
             # decoder would only fail, so it is not asked. Looked for from the
             # end: in a whole reply the closer is near it, not a megabyte on.
-            quick = json_container_at(buffer, at) if buffer.rfind(self.close, at) != -1 else None
+            closes = self._closes
+            quick = json_container_at(buffer, at) if any(buffer.rfind(item, at) != -1 for item in closes) else None
             if quick is not None:
                 at, value, stop = quick
                 after = SPACE.match(buffer, stop).end()
-                if buffer.startswith(self.close, after):
-                    # A whole JSON value and the closer right after it: the scan
+                if buffer.startswith(closes, after):
+                    # A whole JSON value and a closer right after it: the scan
                     # would stop at the same place (a closer can only sit inside a
                     # string of a valid value), so the C decoder's answer is taken.
+                    end = after + max(len(item) for item in closes if buffer.startswith(item, after))
                     self.found = FoundJSON(at - start, value, stop - start)
-                    self.examined += after + len(self.close) - start
-                    return after + len(self.close)
+                    self.examined += end - start
+                    return end
         position = start + self.position
         length = len(buffer)
         while True:
@@ -119,7 +124,7 @@ class TagExtent(Extent):
             end = found.end()
             self.examined += end - position
             position = end
-            if found.group() == self.close:
+            if found.group() in self._closes:
                 self.position = position - start
                 return position
             self.in_string = True

@@ -77,7 +77,10 @@ def call_from(
     if not isinstance(name, str) or not name:
         raise CallSyntaxError(f"the call has no {name_key!r} string")
     present = [key for key in argument_keys if key in payload]
-    if len(present) != 1:
+    if len(present) > 1:
+        given = " and ".join(repr(key) for key in present)
+        raise CallSyntaxError(f"the call to {name!r} has {given}: only one of them may hold its arguments")
+    if not present:
         wanted = " or ".join(repr(key) for key in argument_keys)
         raise CallSyntaxError(f"the call to {name!r} needs exactly one of {wanted}")
     arguments = payload[present[0]]

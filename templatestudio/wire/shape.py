@@ -6,8 +6,8 @@ closes, how the name is written, how the arguments are written, what the
 writer puts between calls, the reasoning block, the stop tokens, and
 whether a reply may end without the last closer. From that one value come
 ``write_call`` (``WireShape.write_call``), the markers a reader watches
-(``WireShape.markers``), the ``closers``, the ``reasoning`` pair and the
-stream's holdback literals; for the shapes it knows how to read (a JSON
+(``WireShape.markers``), the ``closers``, the ``reasoning`` pairs (the one
+written, the others read) and the stream's holdback literals; for the shapes it knows how to read (a JSON
 call object or list after an opening literal, a name between literals then
 a JSON object: ``wire.tagged_json``; a name then an object of the
 keyed-values grammar: ``wire.keyed_values``) the openers and the region
@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from templatestudio.calls import ParsedToolCall
 from templatestudio.resumable_match import literal, sequence
 from templatestudio.wire import keyed_values, tagged_json
-from templatestudio.wire.base import Opener
+from templatestudio.wire.base import JSON_SPACE, Opener
 from templatestudio.wire.arguments import (  # noqa: F401 - the name and argument parts are part of this language
     CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, XmlParameters,
 )
@@ -58,12 +58,49 @@ class HandWritten:
     why: str
 
 
+class ShapeError(ValueError):
+    """A declaration that says something impossible, or is asked for what it declares hand-written."""
+
+
 @dataclass(frozen=True)
 class Reasoning:
-    """The reasoning block: text between open and close, shown apart from the content."""
+    """The reasoning block: text between open and close, shown apart from the content.
+
+    also: other (open, close) pairs a block may be written with, read and
+    never written (Magistral 2506 writes plain-text ``<think>…</think>``
+    where later Mistral models write ``[THINK]…[/THINK]``); a block opened
+    with one pair ends only at that pair's closer. ends_at_call: a block the
+    reply never closes ends where a whole call opening of the format stands
+    at a line start inside it (Qwen3.5 starts ``<tool_call>`` inside the
+    ``<think>`` its prompt opened); a block that is closed is all reasoning,
+    a call rehearsed in it included (``templatestudio.engine``).
+    skipped_by: literals that, as the first characters of a reply whose
+    prompt opened the block, say the model skipped it (Kimi K3 answering
+    straight in its response element): the block is empty and the reply
+    is read from there on as after a block.
+    """
 
     open: str
     close: str
+    also: tuple[tuple[str, str], ...] = ()
+    ends_at_call: bool = False
+    skipped_by: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        pairs = self.pairs
+        if not all(len(pair) == 2 and all(isinstance(item, str) and item for item in pair) for pair in pairs):
+            raise ShapeError(f"every reasoning pair is an opener and a closer, both non-empty: {pairs!r}")
+        openers = [opener for opener, _ in pairs]
+        for index, opener in enumerate(openers):
+            for other in openers[index + 1 :]:
+                if opener.startswith(other) or other.startswith(opener):
+                    raise ShapeError(f"the reasoning openers {opener!r} and {other!r} start alike: "
+                                     "which block opens would depend on the text after them")
+
+    @property
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every (open, close) pair a block may be written with, the written one first."""
+        return ((self.open, self.close), *self.also)
 
 
 @dataclass(frozen=True)
@@ -112,10 +149,6 @@ Name = NameKey | NameBetween | Invoke | HandWritten
 Arguments = JsonArguments | JsonObject | XmlParameters | KeyValuePairs | OwnValues | HandWritten
 
 
-class ShapeError(ValueError):
-    """A declaration that says something impossible, or is asked for what it declares hand-written."""
-
-
 @dataclass(frozen=True)
 class WireShape:
     """The envelope one format writes its calls in (see the module docstring for the parts).
@@ -129,7 +162,15 @@ class WireShape:
     harmony's channel headers); they are markers, never written by
     write_call. wrappers: further sections the reader accepts around the
     calls, never written (LFM2's ``<|tool_call_start|>[…]<|tool_call_end|>``
-    around a pythonic list).
+    around a pythonic list). spacing: the whitespace the template writes
+    around a reasoning block and around calls (after ``<think>``, before
+    ``</think>``, between the content and a call): layout, which the reader
+    never returns as content or reasoning (``templatestudio.layout``); an
+    empty string keeps every character. addressed: every call is
+    addressed by the format's own framing (harmony's ``to=functions.NAME``
+    header), so the text of a message body is content: a reader of this
+    format does not watch, by default, the formats whose calls open on plain
+    text (``templatestudio.openings.guard_of``).
     """
 
     call: Call
@@ -143,6 +184,8 @@ class WireShape:
     closer_optional: bool = False
     framing: tuple[str, ...] = ()
     wrappers: tuple[Section, ...] = ()
+    spacing: str = JSON_SPACE
+    addressed: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.arguments, JsonArguments) != isinstance(self.name, NameKey) and not isinstance(
@@ -189,13 +232,33 @@ class WireShape:
         return ("}",)
 
     @property
+    def values_are_text(self) -> bool:
+        """Whether each argument value is written as bare text, its JSON type not on the wire.
+
+        So for ``KeyValuePairs`` (GLM) and for ``XmlParameters`` whose tag
+        does not say the type (Qwen3-Coder, Seed-OSS, MiniMax): ``7``,
+        ``true`` and ``7`` as a string are written alike, and only a tool's
+        schema can tell them apart. JSON bodies, the keyed-values grammar
+        and typed tags (DSML's ``string=``) carry their types.
+        """
+        shape = self.arguments
+        return isinstance(shape, KeyValuePairs) or (isinstance(shape, XmlParameters) and shape.typed is None)
+
+    @property
     def reasoning_pair(self) -> tuple[str, str] | None:
+        """The pair the format writes its reasoning block with (``reasoning_pairs`` has the ones it reads too)."""
         return None if self.reasoning is None else (self.reasoning.open, self.reasoning.close)
+
+    @property
+    def reasoning_pairs(self) -> tuple[tuple[str, str], ...]:
+        """Every pair a reasoning block may be written with, the written one first; () when none."""
+        return () if self.reasoning is None else self.reasoning.pairs
 
     @property
     def holdback(self) -> tuple[str, ...]:
         """Literals a stream holds a chunk's tail back for, while it could still become one of them."""
-        return tuple(dict.fromkeys((*self.markers, *(self.reasoning_pair or ()))))
+        delimiters = (item for pair in self.reasoning_pairs for item in pair)
+        return tuple(dict.fromkeys((*self.markers, *delimiters)))
 
     # --- the writer ------------------------------------------------------------------------------
 
@@ -253,7 +316,9 @@ class WireShape:
         """The declaration in a few lines, hand-written parts with their reasons (for ``check`` and the course)."""
         lines = [f"markers {list(self.markers)}, closers {list(self.closers)}"]
         if self.reasoning:
-            lines.append(f"reasoning {self.reasoning.open!r} … {self.reasoning.close!r}")
+            pairs = " or ".join(f"{opener!r} … {closer!r}" for opener, closer in self.reasoning.pairs)
+            ends = "; unclosed, it ends at a call opening at a line start" if self.reasoning.ends_at_call else ""
+            lines.append(f"reasoning {pairs}{ends}")
         lines.append(f"name: {type(self.name).__name__}; arguments: {type(self.arguments).__name__}")
         lines.extend(f"hand-written: {why}" for why in self.hand_written)
         return "\n".join(lines)

@@ -94,7 +94,9 @@ LLAMA31 = Family(
     format="llama3-json",
     call_text='{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}',
     answer_text=ANSWER,
-    leak_text='{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}',  # cut short
+    # Malformed, not cut: both argument keys (a reply cut inside a call is no leak: the
+    # plugin sends the calls before the cut and logs the cut one).
+    leak_text='{"name": "get_exchange_rate", "parameters": {"base": "EUR"}, "arguments": {"quote": "JPY"}}',
 )
 FAMILIES = (QWEN3, LLAMA31)
 

@@ -37,6 +37,7 @@ from standins import (
     result_message,
     tools_as_sent,
 )
+from templatestudio import UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.rates import QUESTION
 from templatestudio.reader import read_tool_calls
@@ -126,8 +127,11 @@ def test_a_broken_call_comes_back_as_content_with_a_warning(served):
     assert (streamed["content"], streamed["calls"]) == (family.leak_text, [])
     warnings = [line for line in server.log().splitlines() if "returned as content, unchanged" in line]
     assert len(warnings) == 2, warnings  # one per request, naming where the call starts
-    opening = family.leak_text[: len("<tool_call>")]
-    assert all("WARNING" in line and "at offset 0" in line and repr(opening)[:-1] in line for line in warnings)
+    # The warning is the reader's own refusal of that text (where the call opens, and why).
+    with pytest.raises(UnparsedToolCall) as refused:
+        read_tool_calls(family.leak_text, FORMATS[family.format], strict=True)
+    assert "at offset 0" in str(refused.value)
+    assert all("WARNING" in line and str(refused.value) in line for line in warnings), warnings
 
 
 def _normalized(answer: dict) -> dict:

@@ -1,0 +1,136 @@
+"""The whitespace a template writes around reasoning blocks and calls is layout, not what the model said.
+
+Qwen3's template writes ``<think>\\n`` … ``\\n</think>\\n\\n`` and a newline
+between the content and ``<tool_call>``; the message it was given holds
+none of that whitespace. So a reader that returns ``"\\n\\nHello"`` as the
+content of ``<think>\\n…\\n</think>\\n\\nHello`` returns the template's
+layout, not the model's words. ``Layout`` takes it out of a reply's events:
+
+- a reasoning block's text is returned without the whitespace at its two
+  ends (the block is one run of reasoning deltas);
+- text is returned without the whitespace where it touches a reasoning
+  block or a call, on either side; text that is only such whitespace is
+  not returned at all.
+
+Everything else keeps every character: whitespace inside prose, and at
+the reply's own start and end when no block or call is there (a reply
+with no call and no reasoning comes back exactly as written). Which
+characters count as layout is the format's declared ``spacing``
+(``WireShape.spacing``; JSON's four whitespace characters unless a format
+says otherwise, and an empty string keeps all of it).
+
+``Layout(spacing, blocks=False)`` (``reasoning_layout=False`` in the
+readers) takes out only the whitespace touching a call and leaves
+reasoning, and the text beside it, as written.
+
+It works on events as they settle, so a stream and a whole read agree:
+whitespace at the end of a delta is held until what follows it shows
+whether it touches a block or a call (or the reply ends). Not handled:
+whitespace between a reasoning block's tag and the block when the tag
+itself is part of a call region (a format's reader decides that).
+"""
+
+from __future__ import annotations
+
+from templatestudio.events import Event, ReasoningDelta, TextDelta, merge_deltas
+
+
+class Layout:
+    """Drops the layout whitespace from events fed in order; ``close`` ends the reply."""
+
+    __slots__ = ("spacing", "blocks", "_held", "_held_reasoning", "_after_structure", "_in_block", "_block_started")
+
+    def __init__(self, spacing: str, *, blocks: bool = True) -> None:
+        """blocks=False: only the whitespace touching a call is layout; reasoning and the text beside it pass as they are."""
+        self.spacing = spacing
+        self.blocks = blocks
+        self._held = ""  # whitespace at the end of the text so far, not returned yet
+        self._held_reasoning = ""  # the same at the end of the open reasoning block
+        self._after_structure = False  # the text since the last block or call is only whitespace so far
+        self._in_block = False  # the last delta was reasoning: the block may go on
+        self._block_started = False  # the open block has returned some of its text
+
+    def feed(self, events: list[Event]) -> list[Event]:
+        """events with the layout taken out (whitespace at their end may be held for the next feed)."""
+        if not events:
+            return events
+        if len(events) == 1 and not self._after_structure and not self._in_block:
+            # A stream's common case, one token of prose that does not end in whitespace:
+            # it and whatever whitespace was held before it are text as they stand.
+            event = events[0]
+            if type(event) is TextDelta:
+                held = self._held
+                if event.text[-1] not in self.spacing:
+                    if not held:
+                        return events
+                    self._held = ""
+                    return [TextDelta(held + event.text)]
+                text = held + event.text
+                body = text.rstrip(self.spacing)
+                self._held = text[len(body) :]
+                return [TextDelta(body)] if body else []
+        out: list[Event] = []
+        for event in events:
+            kind = type(event)
+            if kind is TextDelta:
+                self._text(event.text, out)
+            elif kind is ReasoningDelta:
+                self._reasoning(event.text, out)
+            else:  # a call: whitespace held on either side of it is layout
+                self._end_block()
+                self._held = ""
+                out.append(event)
+        # Taking out a text that was only layout may leave two deltas of a kind side by side
+        # (two reasoning blocks with a newline between them): the events go out merged.
+        return merge_deltas(out) if len(out) > 1 else out
+
+    def close(self) -> list[Event]:
+        """The end of the reply: trailing prose whitespace is the model's, a block's is not."""
+        self._held_reasoning, self._in_block = "", False
+        held, self._held = self._held, ""
+        return [TextDelta(held)] if held else []
+
+    def _end_block(self) -> None:
+        self._held_reasoning = ""
+        self._in_block = False
+        self._after_structure = True
+
+    def _text(self, text: str, out: list[Event]) -> None:
+        if self._in_block:
+            self._end_block()
+        text = self._held + text
+        if self._after_structure:
+            text = text.lstrip(self.spacing)
+            if not text:
+                self._held = ""
+                return
+            self._after_structure = False
+        body = text.rstrip(self.spacing)
+        self._held = text[len(body) :]
+        if body:
+            out.append(TextDelta(body))
+
+    def _reasoning(self, text: str, out: list[Event]) -> None:
+        if not self.blocks:  # a block is no structure here: what was held before it is text
+            if self._held:
+                out.append(TextDelta(self._held))
+                self._held = ""
+            self._after_structure = False
+            out.append(ReasoningDelta(text))
+            return
+        if not self._in_block:  # a block starts: the whitespace held before it touches it
+            self._held = ""
+            self._in_block, self._block_started, self._after_structure = True, False, False
+        if not self._block_started:
+            text = text.lstrip(self.spacing)
+            if not text:
+                return
+            self._block_started = True
+        text = self._held_reasoning + text
+        body = text.rstrip(self.spacing)
+        self._held_reasoning = text[len(body) :]
+        if body:
+            out.append(ReasoningDelta(body))
+
+
+__all__ = ["Layout"]
