@@ -306,8 +306,9 @@ def test_no_call_marker_inside_an_open_reasoning_block_is_read_as_a_call(name):
             rest = text[len(opener) :]
             assert outcome(lambda: streamed(text, random_pieces(text, random.Random(seed)), fmt)) == outcome(
                 lambda: whole(text, fmt))
+            # Read from after the opener, an error names offsets in that shorter text.
             assert outcome(lambda: streamed(rest, random_pieces(rest, random.Random(seed)), fmt,
-                                            reasoning_open=True)) == outcome(lambda: whole(text, fmt))
+                                            reasoning_open=True)) == outcome(lambda: whole(rest, fmt, reasoning_open=True))
             return
         expected = reasoning_then(inner, tail_events if closed else [], fmt)
         assert whole(text, fmt) == expected
@@ -370,3 +371,12 @@ def test_an_assistant_turn_the_v11_think_template_renders_reads_back():
     read = read_tool_calls(reply, "mistral")
     assert read.reasoning == "Maybe [TOOL_CALLS]search[ARGS]{} first."
     assert [call.name for call in read.calls] == ["get_exchange_rate"]
+
+
+def test_an_unclosed_block_read_from_after_its_opener_names_offsets_in_that_text():
+    """The case hypothesis found: a call cut at its opening inside a block the prompt opened."""
+    qwen = FORMATS["qwen-xml"]
+    rest = "<tool_call>\n<function="
+    streamed_outcome = outcome(lambda: streamed(rest, [rest[:5], rest[5:]], qwen, reasoning_open=True))
+    assert streamed_outcome == outcome(lambda: whole(rest, qwen, reasoning_open=True))
+    assert streamed_outcome[0] == "raises" and "at offset 0 was never closed" in streamed_outcome[1]
