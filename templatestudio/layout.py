@@ -65,10 +65,17 @@ class Layout:
                         return events
                     self._held = ""
                     return [TextDelta(held + event.text)]
-                text = held + event.text
-                body = text.rstrip(self.spacing)
-                self._held = text[len(body) :]
-                return [TextDelta(body)] if body else []
+                # Whitespace is only ever held, so only the new piece is stripped: a long
+                # run of it arriving a character at a time costs each piece once (the held
+                # run grows in place, its only reference taken out first).
+                body = event.text.rstrip(self.spacing)
+                if not body:
+                    self._held = ""
+                    held += event.text
+                    self._held = held
+                    return []
+                self._held = event.text[len(body) :]
+                return [TextDelta(held + body)]
         out: list[Event] = []
         for event in events:
             kind = type(event)
@@ -98,17 +105,21 @@ class Layout:
     def _text(self, text: str, out: list[Event]) -> None:
         if self._in_block:
             self._end_block()
-        text = self._held + text
-        if self._after_structure:
+        if self._after_structure:  # nothing is held then: the whitespace so far was layout
             text = text.lstrip(self.spacing)
             if not text:
-                self._held = ""
                 return
             self._after_structure = False
+        # Only the new piece is stripped (what is held is whitespace), so a long run of
+        # whitespace arriving in pieces costs each piece once; the held run grows in place.
         body = text.rstrip(self.spacing)
+        held, self._held = self._held, ""
+        if not body:
+            held += text
+            self._held = held
+            return
+        out.append(TextDelta(held + body))
         self._held = text[len(body) :]
-        if body:
-            out.append(TextDelta(body))
 
     def _reasoning(self, text: str, out: list[Event]) -> None:
         if not self.blocks:  # a block is no structure here: what was held before it is text
@@ -126,11 +137,14 @@ class Layout:
             if not text:
                 return
             self._block_started = True
-        text = self._held_reasoning + text
-        body = text.rstrip(self.spacing)
+        body = text.rstrip(self.spacing)  # as in _text: only the new piece is stripped
+        held, self._held_reasoning = self._held_reasoning, ""
+        if not body:
+            held += text
+            self._held_reasoning = held
+            return
+        out.append(ReasoningDelta(held + body))
         self._held_reasoning = text[len(body) :]
-        if body:
-            out.append(ReasoningDelta(body))
 
 
 __all__ = ["Layout"]
