@@ -26,8 +26,8 @@ def oracle(events):
     return laid_out_whole(events)
 
 
-def laid_out(events, cuts):
-    layout = Layout(SPACE)
+def laid_out(events, cuts, *, blocks: bool = True):
+    layout = Layout(SPACE, blocks=blocks)
     out = []
     for event, cut in zip(events, cuts):
         if type(event) is ToolCallEvent:
@@ -99,23 +99,9 @@ def test_blocks_that_only_layout_separates_read_the_same_whole_and_streamed(name
     assert all(type(a) is not type(b) for a, b in zip(read_events(text, fmt), read_events(text, fmt)[1:]))
 
 
-def laid_out_calls_only(events, cuts):
-    layout = Layout(SPACE, blocks=False)
-    out = []
-    for event, cut in zip(events, cuts):
-        if type(event) is ToolCallEvent:
-            out += layout.feed([event])
-            continue
-        pieces = [event.text[i:j] for i, j in zip([0, *cut], [*cut, len(event.text)]) if i < j]
-        for piece in pieces:
-            out += layout.feed([type(event)(piece)])
-    out += layout.close()
-    return merge_deltas(out)
-
-
 @settings(max_examples=300)
 @given(cut_events())
 def test_with_blocks_left_alone_only_the_whitespace_touching_a_call_goes(case):
     """The vLLM plugin's reading (reasoning_layout=False): reasoning and the text beside it stay as written."""
     chosen, cuts = case
-    assert laid_out_calls_only(chosen, cuts) == laid_out_whole(chosen, blocks=False)
+    assert laid_out(chosen, cuts, blocks=False) == laid_out_whole(chosen, blocks=False)
