@@ -60,13 +60,35 @@ conformance: tokenizers
 conformance-plugin: vllm tokenizers
 	$(BIN)/python conformance.py --layer plugin $(CONFORMANCE_ARGS)
 
+# The plugin layer's counts, recorded for notebook 21 (which runs in $(VENV),
+# where vLLM cannot be imported) beside notebook 19's recorded exchange;
+# tests/vllm/test_conformance_record.py checks in make vllm-test that they are current.
+PLUGIN_SUMMARY := tests/vllm/fixtures/conformance_plugin.json
+.PHONY: conformance-plugin-record
+conformance-plugin-record: vllm tokenizers
+	mkdir -p $(dir $(PLUGIN_SUMMARY))
+	$(BIN)/python conformance.py --layer plugin --summary $(PLUGIN_SUMMARY)
+
 # Every test: the package, the corpus, the notebooks and the browser in .venv,
 # then the vLLM plugin against real servers in .venv-vllm. No test here reads
 # a clock: linearity is counted work; wall time is bench-smoke's.
 test: test-package vllm-test
 
-test-package: tokenizers
-	$(BIN)/python -m pytest -rs --nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
+test-package: tokenizers vllm-sdist
+	TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(BIN)/python -m pytest -rs --nbval --nbval-current-env \
+		--nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
+
+# vLLM 0.33.0's source release, unpacked (never committed): tests/test_vllm_names.py checks
+# that every tool-parser name it registers maps to a format or has its written reason.
+VLLM_SDIST_VERSION ?= 0.33.0
+VLLM_SDIST := .vllm-sdist/vllm-$(VLLM_SDIST_VERSION)
+.PHONY: vllm-sdist
+vllm-sdist: $(VLLM_SDIST)/vllm/tool_parsers/__init__.py
+
+$(VLLM_SDIST)/vllm/tool_parsers/__init__.py: | setup
+	$(BIN)/pip download --quiet --no-deps --no-binary vllm "vllm==$(VLLM_SDIST_VERSION)" -d .vllm-sdist
+	tar -xzf .vllm-sdist/vllm-$(VLLM_SDIST_VERSION).tar.gz -C .vllm-sdist vllm-$(VLLM_SDIST_VERSION)/vllm/tool_parsers
+	touch $@
 
 # What reads a clock, as a step of its own (CI runs it after make test):
 # the benchmark's ratio goals at smoke size, the wall-time growth of the

@@ -16,11 +16,17 @@ templatestudio's vLLM tool parser inside vLLM's own parser machinery
     python conformance.py --layer plugin       # the vLLM plugin layer (needs .venv-vllm)
     python conformance.py --family glm --failures
     python conformance.py --strategy one --strategy token --json results.json
+    python conformance.py --layer plugin --summary tests/vllm/fixtures/conformance_plugin.json
+
+``--summary`` writes the counts alone (``summary_of``): what notebook 21 charts
+for the plugin layer, which it cannot run (vLLM is not in the course's
+environment). ``table`` and ``chart`` take a run or such a summary.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
@@ -35,6 +41,9 @@ LAYERS = {
     "plugin": ("tests.conformance.plugin_adapter:PluginAdapter", ROOT / ".venv-vllm" / "bin" / "python"),
 }
 COLUMNS = ("pass", "soft_pass", "fail", "error", "unsupported")
+# The adapters' engine names (their ``name`` class attribute), to say which layer a run measured;
+# plugin_adapter imports vLLM, so the names are written here, and the tests check them.
+ENGINE_LAYERS = {"templatestudio": "reader", "templatestudio-vllm-plugin": "plugin"}
 
 # The engines' figures as published in the canitoolcall 0.1.1 README ("What we
 # found", snapshot 2026-09-25): (version, fixtures, pass, soft pass, fail, unsupported).
@@ -48,8 +57,54 @@ PUBLISHED = (
 PUBLISHED_SOURCE = "canitoolcall 0.1.1 README (PyPI), table 'What we found', snapshot 2026-09-25"
 
 
-def table(results: RunResults) -> str:
-    summary = results.summary()
+def summary_of(results: RunResults) -> dict:
+    """The run's counts and what they were measured with, as plain JSON values.
+
+    layer, strategies, the canitoolcall and templatestudio versions, vLLM's
+    version where the engine reported one (the plugin layer), and
+    ``results.summary()``'s ``by_family`` and ``totals``. Nothing per case:
+    ``--json`` writes the whole run. A run of an adapter not in
+    ``ENGINE_LAYERS`` raises ValueError.
+    """
+    if results.engine.name not in ENGINE_LAYERS:
+        raise ValueError(f"a run of engine {results.engine.name!r}: "
+                         f"no layer of conformance.py ({sorted(ENGINE_LAYERS)})")
+    counts = results.summary()
+    summary = {
+        "layer": ENGINE_LAYERS[results.engine.name],
+        "strategies": list(results.run.strategies),
+        "canitoolcall": results.canitoolcall_version,
+        "templatestudio": results.engine.version,
+        "by_family": counts["by_family"],
+        "totals": counts["totals"],
+    }
+    if "vllm" in results.engine.details:
+        summary["vllm"] = str(results.engine.details["vllm"])
+    return summary
+
+
+def write_summary(summary: dict, path: Path) -> None:
+    """summary as JSON at path: sorted keys, indent 1, a final newline (the folder must exist)."""
+    path.write_text(json.dumps(summary, sort_keys=True, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def counts_of(results: RunResults | dict) -> dict:
+    """The summary of a run, or a summary itself (one ``summary_of`` wrote, or loaded from its JSON).
+
+    A dict without ``by_family`` and ``totals`` raises ValueError; one whose
+    counts lack a column of COLUMNS raises KeyError in the callers, naming it.
+    """
+    if isinstance(results, RunResults):
+        return summary_of(results)
+    missing = [key for key in ("by_family", "totals") if key not in results]
+    if missing:
+        raise ValueError(f"not a conformance summary: no {' and no '.join(missing)} (keys: {sorted(results)})")
+    return results
+
+
+def table(results: RunResults | dict) -> str:
+    """Counts per family and overall, from a run or its summary."""
+    summary = counts_of(results)
     rows = [("family", *COLUMNS, "total")]
     for family, counts in summary["by_family"].items():
         rows.append((family, *(str(counts[c]) for c in COLUMNS), str(sum(counts.values()))))
@@ -119,9 +174,9 @@ def bar(counts: dict[str, int], width: int = 50) -> str:
                    for column, mark in BAR_MARKS)
 
 
-def chart(results: RunResults, label: str = "templatestudio") -> str:
-    """Stacked bars: each family, then this run overall beside each engine's published figures."""
-    summary = results.summary()
+def chart(results: RunResults | dict, label: str = "templatestudio") -> str:
+    """Stacked bars: each family, then this run (or summary) overall beside each engine's published figures."""
+    summary = counts_of(results)
     lines = [f"{'█ pass  ▓ soft pass  ░ fail or error  · unsupported':>70}"]
     for family, counts in summary["by_family"].items():
         lines.append(f"{family:<16} {bar(counts, 40):<42} {counts['pass']:>3}/{sum(counts.values())}")
@@ -145,7 +200,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--failures", action="store_true", help="list every case that is not a pass")
     parser.add_argument("--json", type=Path, help="also write the suite's results JSON here")
+    parser.add_argument("--summary", type=Path, help="also write the counts alone here (summary_of; notebook 21)")
     args = parser.parse_args(argv)
+    # before the run, which takes minutes: a summary with nowhere to go would be lost
+    if args.summary and not args.summary.parent.is_dir():
+        parser.error(f"--summary {args.summary}: no folder {args.summary.parent}")
 
     try:
         results = measure(args.layer, families=args.family, ids=args.id, strategies=args.strategy, jobs=args.jobs)
@@ -161,6 +220,8 @@ def main(argv: list[str] | None = None) -> int:
         print(failures(results))
     if args.json:
         results.write(args.json)
+    if args.summary:
+        write_summary(summary_of(results), args.summary)
     return 0
 
 

@@ -89,6 +89,7 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
                    f"{r['json.loads'] / r['ours']:.0%}", _ms(r.get("transformers")), _times(r.get("transformers"), r["ours"]),
                    _ms(r["vllm"]), _times(r["vllm"], r["ours"]),
                    f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t["one call with a big string argument"]])
+    out += code_table(t, sizes)
     out += ["", f"### A reply of small calls, about {sizes.small / 1e6:g} MB (MB/s)", ""]
     out += table(["format", "calls", "joined by", "ours MB/s", "transformers MB/s", "vLLM MB/s",
                   "agree (ours, transformers, vLLM)"],
@@ -132,6 +133,18 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
                 + ", ".join(f"{g.format} vs {g.what.rsplit(' ', 1)[-1]} ({g.measured:.2f} of at most {g.ceiling:.2f})"
                             for g in beyond) + "."]
     return out
+
+
+def code_table(t: dict, sizes: measure.Sizes) -> list[str]:
+    """Issue 23's table: one call of source code, read whole and streamed, against json.loads."""
+    out = ["", f"### One call with a {sizes.big / 1e6:g} MB string argument of source code "
+           f"(ms; the stream in {measure.CODE_CHUNK // 1024} KB chunks)", ""]
+    return out + table(["format", "read whole", "streamed", "json.loads on the arguments", "read / json.loads speed",
+                        "streamed / json.loads speed", "agree (read, streamed)"],
+                       [[r["format"], _ms(r["read"]), _ms(r["stream"]), _ms(r["json.loads"]),
+                         f"{r['json.loads'] / r['read']:.0%}", f"{r['json.loads'] / r['stream']:.0%}",
+                         f"{r['ours ok']}, {r['stream ok']}"]
+                        for r in t.get("one call with a big string argument of code", [])])
 
 
 def round_trip_counts() -> list[str]:

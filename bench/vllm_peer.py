@@ -4,8 +4,8 @@
 
 CASES.json holds {"cases": [{"id", "format", "parser", "markers", "tokenizer",
 "text", "chunk" (null: the whole text at once), "runs"}]}. Each case is read
-by the vLLM parser it names (bench/measure.py takes it from the format's
-``vllm_parser`` in the registry; null: the format has none here), with the
+by the vLLM parser it names (bench/measure.py's ``_peer``: the first name in the
+format's ``vllm_parser``; null: none, or one the bench does not run), with the
 tokenizer bench/measure.py names (a course family's whose template writes
 the format, else Qwen3's) to which the format's markers are added as special
 tokens when it lacks them (vLLM's DeepSeek and Kimi parsers look their

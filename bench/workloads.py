@@ -33,6 +33,14 @@ PROSE = (
     "not speculative. Rates moved a little overnight against the dollar and the pound. "
 )
 PLAIN = "The euro closed higher against the yen and the dollar overnight "
+# Source code as a model writes it into an argument: quotes, escapes and backslashes, which JSON escapes
+# again (issue 23: a string reader that pays per quote or per backslash shows here, not on prose).
+CODE = (
+    'def greet(name):\n'
+    '    print("Hello, \\"%s\\"!\\n" % name)  # a quoted name\n'
+    '    path = "C:\\\\Users\\\\" + name\n'
+    '    return {"greeting": \'hi\', "path": path}\n\n'
+)
 SMALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 Calls = list[tuple[str, dict]]
 
@@ -106,9 +114,12 @@ class Reply:
     payload: str | None = None  # json.dumps of the single call's arguments
 
 
-def one_big_call(fmt: Format, size: int) -> Reply:
-    """One call whose string argument carries about size characters."""
-    arguments = {"title": "Weekly FX", "body": document(fmt, size)}
+def one_big_call(fmt: Format, size: int, code: bool = False) -> Reply:
+    """One call whose string argument carries about size characters (of prose, or with code of source code)."""
+    body = (CODE * (size // len(CODE) + 1))[:size] if code else document(fmt, size)
+    arguments = {"title": "Weekly FX", "body": body}
+    if code and (fmt.limits_for(arguments, "wire") or fmt.limits_for(arguments, "response template")):
+        raise ValueError(f"{fmt.name}: the code text hits a declared limit")
     call = ParsedToolCall("write_report", arguments)
     return Reply(fmt, fmt.write_call(call), [(call.name, arguments)], json.dumps(arguments, ensure_ascii=False))
 

@@ -8,8 +8,9 @@ How it reads, left to right:
 
 - At the start of the reply (and again right after a reasoning block),
   leading whitespace is text; then one of the format's reasoning openers
-  starts a reasoning block, which that opener's own closer ends, and a
-  start-only opener (a bare ``[name(`` reply) may open a call.
+  starts a reasoning block, which that opener's own closer ends
+  (``templatestudio.reasoning_blocks``), and a start-only opener (a bare
+  ``[name(`` reply) may open a call.
 - A block of a format whose reasoning ends at a call
   (``Reasoning.ends_at_call``) that the reply never closes ends where a
   whole call opening of the format stands at a line start inside it; the
@@ -21,7 +22,8 @@ How it reads, left to right:
   of every format it guards against (``guard``: by default the registry).
   At a literal, each opener's pattern decides whether a call opens there
   or the literal is prose ("Qwen wraps calls in <tool_call> tags"): see
-  ``templatestudio.openings``.
+  ``templatestudio.openings`` (and ``templatestudio.call_steps``, the
+  machine's steps at a call).
 - An opened call is a region; the opener's extent finds its end and the
   format's strict reader reads it (``templatestudio.regions``). The
   reader may return calls, say the region is not a call after all (then
@@ -48,32 +50,22 @@ never events), and calls in a format outside the guard (they are text).
 from __future__ import annotations
 
 import re
-from enum import Enum
 
+from templatestudio.call_steps import CallSteps, Mode
 from templatestudio.canonical_runs import RunTries
 from templatestudio.events import Event, Outbox, ReasoningDelta, TextDelta, merge_deltas
 from templatestudio.layout import Layout
-from templatestudio.openings import Decision, Opening, guard_of, tables
+from templatestudio.openings import Opening, guard_of, tables
+from templatestudio.reasoning_blocks import ReasoningBlocks
 from templatestudio.regions import Regions
 from templatestudio.resumable_match import MATCHED, MORE
 from templatestudio.wire.base import JSON_SPACE, Extent, Format, Opener
 
 
-class Mode(Enum):
-    """Where the machine's first unsettled character stands; each mode has one step method."""
-
-    REASON = "inside the reasoning block (_reason)"
-    START = "at the start of the reply, or right after reasoning (_start_of_reply)"
-    TEXT = "in text, looking for a literal (_text)"
-    DECIDE = "at a literal, deciding whether a call opens there (_decide)"
-    REGION = "inside an opened call, until its extent ends it (_in_region)"
-
-
-# Module names for the modes and decisions: ``Mode.TEXT`` is a class attribute
-# look-up that costs as much as a short step (Python 3.11), and feed
-# compares modes once per token.
+# Module names for the modes: ``Mode.TEXT`` is a class attribute look-up
+# that costs as much as a short step (Python 3.11), and feed compares modes
+# once per token.
 REASON, START, TEXT, DECIDE, REGION = Mode.REASON, Mode.START, Mode.TEXT, Mode.DECIDE, Mode.REGION
-OPENS, WAITS, CUT = Decision.OPENS, Decision.WAITS, Decision.CUT
 
 # A reply may open with a byte-order mark or a zero-width space before a bare
 # call; they are text, but they do not hide the call behind them.
@@ -84,7 +76,7 @@ _SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
 _SHORT_CHUNK = 256
 
 
-class Machine:
+class Machine(CallSteps):
     """Reads a reply for one format (or for none: then every call found is foreign).
 
     feed(text) appends text and returns the events it settles; close()
@@ -114,27 +106,20 @@ class Machine:
         self.format = fmt
         self.record = record
         self.guard = guard_of(guard, fmt)
-        self.reasoning_spans: list[tuple[int, int]] = []  # reply offsets of each block, tags included
-        self._reasoning_start = 0
         self.examined = 0
-        self._pairs = fmt.reasoning_pairs if fmt is not None else ()
-        opened = _opened_pair(fmt, self._pairs, reasoning_open)
-        self._closer = opened[1] if opened else ""  # the open block's closer
-        # What may say, at the reply's first characters, that the model skipped the block its prompt opened.
-        self._skips = fmt.reasoning_skipped_by if opened and fmt is not None else ()
-        # One attribute for a block that may end at a call (the instance keeps
-        # few enough attributes for CPython's fast attribute look-up in feed).
-        ending = fmt.calls_ending_reasoning if fmt is not None else None
-        self._scan = None if ending is None else _BlockScan(*ending)
+        # One attribute for the reasoning blocks (the instance keeps few
+        # enough attributes for CPython's fast attribute look-up in feed).
+        self._blocks = ReasoningBlocks(fmt, reasoning_open)
+        self.reasoning_spans = self._blocks.spans  # reply offsets of each block, tags included
         self._tables = found = tables(fmt, self.guard)
         self._anywhere, self._literals, self._longest = found.anywhere, found.literals, found.longest
         # How far the start of a reply is looked at: the longest literal, or a longer reasoning opener.
-        self._head = max([self._longest, *(len(opener) for opener, _ in self._pairs)]) + 32
+        self._head = max([self._longest, *(len(opener) for opener, _ in self._blocks.pairs)]) + 32
         self._first_chars, self._proper_starts = found.first_chars, found.proper_starts
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
-        self._mode = REASON if opened else START
+        self._mode = REASON if self._blocks.opened else START
         self._opening: Opening | None = None  # the decision at a literal, in DECIDE
         self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
         self._out = Outbox()  # what the next feed or close returns
@@ -228,6 +213,15 @@ class Machine:
         """Reply offset of the first unsettled character."""
         return self._base + self._at
 
+    @property
+    def past_opening(self) -> bool:
+        """Whether the reply is past the place a reasoning block may stand (text or a call has started).
+
+        Known as soon as the machine decides it, before the events of that
+        text or call settle (a call's event waits for the call to close).
+        """
+        return self._mode is TEXT or self._mode is DECIDE or self._mode is REGION
+
     # -- settling -----------------------------------------------------------------
     def _emit(self, kind: type, end: int) -> None:
         """Settle the buffer up to end as one delta of kind."""
@@ -254,84 +248,14 @@ class Machine:
                 return
 
     def _reason(self, final: bool) -> bool:
-        if self._skips:  # only at the first characters of a block the prompt opened
-            skipped = self._skipped(final)
-            if skipped is not None:
-                return skipped
-        if self._scan is not None:
-            return self._reason_to_call(final)
-        closer = self._closer
-        end = self._buffer.find(closer, self._at)
-        if end != -1:
-            self.examined += end + len(closer) - self._at
-            self._emit(ReasoningDelta, end)
-            self._at = end + len(closer)
-            self.reasoning_spans.append((self._reasoning_start, self.offset))
-            self._mode = START
-            return True
-        keep = 0 if final else _partial_suffix(self._buffer, closer)
-        self.examined += len(self._buffer) - keep - self._at
-        self._emit(ReasoningDelta, len(self._buffer) - keep)
-        if final:  # never closed: all the rest was reasoning
-            self.reasoning_spans.append((self._reasoning_start, self.offset))
-        return False
-
-    def _skipped(self, final: bool) -> bool | None:
-        """At the block's first characters: True (skipped, read on), False (wait for more), None (a block)."""
-        head = self._buffer[self._at :]
-        for literal in self._skips:
-            if head.startswith(literal):
-                self._skips, self._mode = (), START
-                return True
-        if not final and any(literal.startswith(head) for literal in self._skips):
+        """Inside a reasoning block: its text is reasoning, up to where ``ReasoningBlocks.read`` ends it."""
+        end, after, work = self._blocks.read(self._buffer, self._at, self._base, final)
+        self.examined += work
+        self._emit(ReasoningDelta, end)
+        if after is None:
             return False
-        self._skips = ()
-        return None
-
-    def _reason_to_call(self, final: bool) -> bool:
-        """_reason for a block that, never closed, ends at a call opening at a line start.
-
-        Until the closer or the end, the text from the first opening that
-        is (or may still grow into) a whole call opening at a line start is
-        held: the closer makes it reasoning, the end of the reply a call.
-        """
-        buffer, at, base, closer, scan = self._buffer, self._at, self._base, self._closer, self._scan
-        searched = max(at, scan.searched - base)
-        end = buffer.find(closer, searched)
-        if end != -1:  # closed: everything up to the closer is reasoning, any call in it included
-            self.examined += end + len(closer) - searched
-            self._emit(ReasoningDelta, end)
-            self._at = end + len(closer)
-            self.reasoning_spans.append((self._reasoning_start, self.offset))
-            self._mode = START
-            return True
-        after_newline, anywhere = scan.after_newline, scan.anywhere
-        if final:
-            self.examined += len(buffer) - searched
-            found = anywhere.match(buffer, at) if base + at == scan.start else None
-            if found is None:
-                found = after_newline.search(buffer, at)
-                call = None if found is None else found.start() + 1  # the newline is the block's (layout)
-            else:
-                call = at
-            self._emit(ReasoningDelta, len(buffer) if call is None else call)
-            self.reasoning_spans.append((self._reasoning_start, self.offset))
-            if call is None:
-                return False
-            self._mode = START  # the rest is read as a reply (a call opens at once)
-            return True
-        if scan.call_at is None or not scan.whole:
-            start = at if scan.call_at is None else scan.call_at - base
-            found = anywhere.match(buffer, start, partial=True) if base + start == scan.start else None
-            if found is None:
-                found = after_newline.search(buffer, start, partial=True)
-            scan.call_at = None if found is None else base + found.start()
-            scan.whole = found is not None and not found.partial
-        keep = len(buffer) - _partial_suffix(buffer, closer)
-        self.examined += keep - searched
-        scan.searched = base + keep
-        self._emit(ReasoningDelta, keep if scan.call_at is None else min(keep, scan.call_at - base))
-        return False
+        self._at, self._mode = after, START
+        return True
 
     def _start_of_reply(self, final: bool) -> bool:
         buffer = self._buffer
@@ -341,16 +265,11 @@ class Machine:
         if first == len(buffer):
             return False
         head = buffer[first : first + self._head]
-        for opener, closer in self._pairs:
-            if head.startswith(opener):
-                self._reasoning_start = self._base + first
-                self._at = first + len(opener)
-                self._closer = closer
-                if self._scan is not None:
-                    self._scan.restart(self._base + self._at)
-                self._mode = REASON
-                return True
-        if not final and any(opener.startswith(head) for opener, _ in self._pairs):
+        opener = self._blocks.open(head, self._base + first)
+        if opener:
+            self._at, self._mode = first + opener, REASON
+            return True
+        if not final and self._blocks.may_open(head):
             return False
         starts = self._tables.starts_at_reply(head, final)
         if starts is None:
@@ -388,106 +307,6 @@ class Machine:
                 return True
         self._opening, self._mode = Opening(pairs, found.start(), False), DECIDE
         return True
-
-    def _decide(self, final: bool) -> bool:
-        opening = self._opening
-        decision, work = opening.decide(self._buffer, final)
-        self.examined += work
-        if decision is OPENS:
-            return self._open_region(*opening.chosen)
-        if decision is WAITS:
-            return False
-        self._mode = TEXT
-        if decision is CUT:
-            # The opening runs to the end of the text, so every later literal
-            # is inside it: the rest is the cut call, or text a survey recorded.
-            self._cut(*opening.chosen)
-            return False
-        if not opening.from_start:  # prose: the literal is text
-            literal = opening.pairs[0][1].literal
-            self.examined += len(literal)
-            self._emit(TextDelta, self._at + len(literal))
-        return True
-
-    def _open_region(self, fmt: Format, opener: Opener) -> bool:
-        self._at = self._opening.anchor
-        self._region = (fmt, opener, opener.extent())
-        self._mode, self._opening = REGION, None
-        return True
-
-    def _in_region(self, final: bool) -> bool:
-        fmt, opener, extent = self._region
-        before = extent.examined
-        end = extent.advance(self._buffer, self._at, final)
-        self.examined += extent.examined - before
-        if end is None:
-            if final:
-                self._region, self._mode = None, TEXT
-                self._cut(fmt, opener)
-            return False
-        return self._end_region(end)
-
-    def _end_region(self, end: int) -> bool:
-        """Read the region that ends at buffer index end and settle it."""
-        fmt, opener, extent = self._region
-        self._region, self._mode = None, TEXT
-        events = self._regions.read(self._buffer, self._at, end, fmt, opener, extent, self._base + self._at)
-        if events is None:  # not a call of this format: text (or a leak a survey recorded)
-            self._emit(TextDelta, end)
-            return True
-        self._out.add(events)
-        self._at = end
-        return True
-
-    def _cut(self, fmt: Format, opener: Opener) -> None:
-        """The reply ended inside an opening or a region of fmt, at the first unsettled character.
-
-        All the rest of the buffer is settled: as the cut call's events, or
-        as text when a survey recorded it.
-        """
-        events = self._regions.cut(fmt, opener, self.offset, self._buffer[self._at :])
-        if events is None:
-            self._emit(TextDelta, len(self._buffer))
-            return
-        self._out.add(events)
-        self._at = len(self._buffer)
-
-
-class _BlockScan:
-    """Where a block that may end at a call stands (``Machine._reason_to_call``; reply offsets).
-
-    start: the block's first character (a line start); searched: how far
-    the closer was looked for; call_at: where the first call opening at a
-    line start (or a start of one) was found, held; whole: it is whole.
-    """
-
-    __slots__ = ("after_newline", "anywhere", "start", "searched", "call_at", "whole")
-
-    def __init__(self, after_newline, anywhere) -> None:
-        self.after_newline, self.anywhere = after_newline, anywhere
-        self.restart(0)
-
-    def restart(self, start: int) -> None:
-        self.start, self.searched, self.call_at, self.whole = start, 0, None, False
-
-
-def _opened_pair(fmt: Format | None, pairs: tuple[tuple[str, str], ...],
-                 reasoning_open: bool | tuple[str, str]) -> tuple[str, str] | None:
-    """The reasoning pair a Machine starts inside: reasoning_open True is the format's written one."""
-    if not isinstance(reasoning_open, tuple):
-        return pairs[0] if reasoning_open and pairs else None
-    if reasoning_open not in pairs:
-        name = fmt.name if fmt is not None else "no format"
-        raise ValueError(f"reasoning_open={reasoning_open!r} is not a reasoning pair of {name}: {list(pairs)}")
-    return reasoning_open
-
-
-def _partial_suffix(text: str, literal: str) -> int:
-    """Length of the longest end of text that is a proper prefix of literal."""
-    for size in range(min(len(literal) - 1, len(text)), 0, -1):
-        if literal.startswith(text[-size:]):
-            return size
-    return 0
 
 
 def read_events(text: str, fmt: Format | None, *, reasoning_open: bool | tuple[str, str] = False,

@@ -36,9 +36,8 @@ from templatestudio.engine import read_events
 from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.families import COURSE_FAMILIES
 from templatestudio.formats import FORMATS, Format
-from templatestudio.probe import (
-    CALL_SHAPES, CallShape, _call_turn_start, probe_template, template_variables, turn_before_conversation_tail,
-)
+from templatestudio.probe import CALL_SHAPES, CallShape, probe_template, template_variables
+from templatestudio.probe_turn import call_turn_start, turn_before_conversation_tail
 from templatestudio.templates import ChatTemplate
 from oracle import same_json  # the tests' own comparison, not the package's
 
@@ -229,7 +228,7 @@ def render_wire(subject: Subject, calls: Calls) -> str:
         return turn.rstrip()
     # Where the probe cuts: it also handles a prompt that pre-writes an empty reasoning block
     # the history turn lacks, and vLLM's DeepSeek V3.1 template indenting the two renders apart.
-    added = with_call[_call_turn_start(prompt, with_call):].rstrip()
+    added = with_call[call_turn_start(prompt, with_call):].rstrip()
     if subject.turn_end and added.endswith(subject.turn_end):  # only at the very end: a value may hold it
         added = added[: -len(subject.turn_end)]
     return added

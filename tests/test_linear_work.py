@@ -18,10 +18,11 @@ The cases are issue 11's (many pythonic calls in one list, qwen-xml
 openers sharing one closer, prose fed a character at a time, a held
 opening) at its sizes; the engine's own paths (prose whole and a character
 at a time, a held opening) for every format's reader; for every format,
-many small calls, one huge argument of plain letters and one of
-backslashes in small chunks; and, through the record machine behind
-``find_call_markers`` (which runs every format's openers and readers and
-does not stop at a refusal, so it does the most work any reader does),
+many small calls, one huge argument of plain letters, one of
+backslashes in small chunks and one of source code (escaped quotes);
+and, through the record machine behind ``find_call_markers`` (which runs
+every format's openers and readers and does not stop at a refusal, so it
+does the most work any reader does),
 every opener's literal and every sample's opening repeated, every
 format's calls interleaved, and every opening held open by a long run.
 """
@@ -151,6 +152,12 @@ for _fmt in FORMATS.values():
     CASES[f"{_fmt.name}: one huge argument of backslashes, 256-char chunks"] = (
         (_fmt.name,), 256, MATRIX_SIZES,
         lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "\\" * (n // 2)})))
+    # Quotes JSON escapes, some after an escaped backslash (issue 23): the
+    # string's end is found past every escaped quote, the call's closer once
+    # it arrives; neither may be looked for again from the start per chunk.
+    CASES[f"{_fmt.name}: one huge argument of source code"] = (
+        (_fmt.name,), 4096, MATRIX_SIZES,
+        lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": repeat('print("a \\"b\\"", "C:\\\\") ', n)})))
 # The survey tries every format's openers at every marker and reads every
 # region with its format's reader without stopping at a refusal: the most
 # work any reader does on marker-dense text.

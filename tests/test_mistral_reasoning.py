@@ -314,6 +314,8 @@ def test_no_call_marker_inside_an_open_reasoning_block_is_read_as_a_call(name):
         assert whole(text, fmt) == expected
         assert streamed(text, random_pieces(text, random.Random(seed)), fmt) == expected
         rest = text[len(opener) :]
+        if any(rest.startswith(literal) for literal in fmt.reasoning_skipped_by):
+            return  # after a prompt that opened the block, this start says the reply skipped it (Kimi K3)
         assert streamed(rest, random_pieces(rest, random.Random(seed)), fmt, reasoning_open=True) == expected
 
     check()

@@ -200,5 +200,6 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: REASONING[1] in s)),
     ),
     corpus_labels=("other:tool_calls-json",),
+    vllm_parser=("jamba", "hunyuan_a13b"),
     variants=("Python dict literal arguments (Apriel 1.5's template)", "ids on history calls", "keys in any order"),
 )

@@ -98,5 +98,5 @@ FORMAT = Format.declared(
     ),
     wire_limits=dsml.wire_limits(TAGS),
     corpus_labels=("other:deepseek#v3.2-dsml",),
-    vllm_parser="deepseek_v32",
+    vllm_parser=("deepseek_v32",),
 )

@@ -156,5 +156,5 @@ FORMAT = Format.declared(
     corpus_labels=("other:deepseek#v3/r1",),
     variants=("section closer missing after a whole call (R1-Distill's template, stop strings)",
               "a call without its section token"),
-    vllm_parser="deepseek_v3",
+    vllm_parser=("deepseek_v3",),
 )

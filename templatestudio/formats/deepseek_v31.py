@@ -108,5 +108,5 @@ FORMAT = Format.declared(
     corpus_labels=("other:deepseek#v3.1",),
     variants=("whitespace between the tokens (vLLM's template)", "section closer missing after a whole call",
               "a call without its section token"),
-    vllm_parser="deepseek_v31",
+    vllm_parser=("deepseek_v31",),
 )

@@ -98,4 +98,5 @@ FORMAT = Format.declared(
     ),
     wire_limits=dsml.wire_limits(TAGS),
     corpus_labels=("other:deepseek#v4-dsml",),
+    vllm_parser=("deepseek_v4",),
 )

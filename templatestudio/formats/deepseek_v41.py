@@ -93,4 +93,5 @@ FORMAT = Format.declared(
     ),
     wire_limits=dsml.wire_limits(TAGS),
     corpus_labels=("other:deepseek#v4.1-dsml",),
+    vllm_parser=("deepseek_v41",),
 )

@@ -102,5 +102,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:functiongemma",),
     variants=("every value as its Python text between <escape> (vLLM's template)",),
-    vllm_parser="functiongemma",
+    vllm_parser=("functiongemma",),
 )

@@ -184,6 +184,6 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("gemma4",),
     variants=("whitespace after <|tool_call>", "<|tool_call>:NAME without 'call' (vLLM report)"),
-    vllm_parser="gemma4",
+    vllm_parser=("gemma4",),
 )
 

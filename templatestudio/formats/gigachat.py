@@ -33,7 +33,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import either, literal
@@ -138,5 +138,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:gigachat",),
     variants=("GigaChat 3 call turn", "GigaChat 3.1 <|function_call|>", "a call turn without the separator before it"),
-    vllm_parser="gigachat3",
+    vllm_parser=("gigachat3",),
 )

@@ -51,9 +51,8 @@ from templatestudio.wire.base import (
 )
 from templatestudio.resumable_match import chars, either, literal, run
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, WireShape
-from templatestudio.wire.xml_params import (
-    Boundary, ValueAwareExtent, checked_value, find_boundary, holds_boundary, value_ends,
-)
+from templatestudio.wire.xml_extent import ValueAwareExtent
+from templatestudio.wire.xml_params import Boundary, checked_value, find_boundary, holds_boundary, value_ends
 
 # The writer's shape. The opener and reader are the module's own: the name
 # runs from the tag to the first whitespace or tag, with no literal after it.
@@ -190,5 +189,5 @@ FORMAT = Format.declared(
     corpus_labels=("other:glm-xml",),
     variants=("GLM-4.5/4.6 one tag per line", "GLM-4.7 compact"),
     string_arguments=True,
-    vllm_parser="glm47",
+    vllm_parser=("glm47", "glm45", "poolside_v1"),
 )

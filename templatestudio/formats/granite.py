@@ -75,5 +75,5 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: END_OF_TEXT in s), where="response template"),
     ),
     corpus_labels=("other:granite",),
-    vllm_parser="granite",
+    vllm_parser=("granite",),
 )

@@ -90,8 +90,9 @@ import json
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
+from templatestudio.formats.harmony_extents import Boundary, CallThenNextMessage, call_end
 from templatestudio.wire.base import (
-    Extent, Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole
@@ -203,7 +204,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     if not any(opener is call_opener for call_opener in CALL_OPENERS):
         return []  # framing: a header, a message boundary or <|return|>; the text around it is the content
     name, body = _read_header(region)
-    end = _call_end(region)
+    end = call_end(region, _CALL_CLOSERS, _NEXT)
     for closer in _CALL_CLOSERS:
         if region.startswith(closer, end - len(closer)):
             end -= len(closer)  # else the server removed the stop token
@@ -220,99 +221,11 @@ def write_call(call: ParsedToolCall) -> str:
     return f"{CHANNEL}commentary {TO}{FUNCTIONS}{call.name} {CONSTRAIN}json{MESSAGE}{body}{CALL_END}"
 
 
-def _call_end(region: str) -> int:
-    """Where a call's region ends without the next message's start that ``_CallThenNextMessage`` took."""
-    for closer in _CALL_CLOSERS:
-        at = region.rfind(closer)
-        tail = region[at + len(closer) :]
-        if at != -1 and tail and (tail in _PREFIXES or tail == _NEXT + " "):
-            return at + len(closer)
-    return len(region)
-
-
-_PREFIXES = frozenset(_NEXT[:size] for size in range(1, len(_NEXT) + 1))
-
-
-def _next_message(buffer: str, at: int, final: bool) -> int | None:
-    """Length of the next message's start at buffer[at] (0: none), None while more text may change it.
-
-    ``<|start|>assistant`` and one space after it; at the reply's end a part
-    of ``<|start|>assistant`` (a reply cut there shows none of it).
-    """
-    rest = buffer[at : at + len(_NEXT) + 1]
-    if rest.startswith(_NEXT):
-        if len(rest) == len(_NEXT) and not final:
-            return None  # a space may follow
-        return len(_NEXT) + (rest[len(_NEXT) :] == " ")
-    if rest and _NEXT.startswith(rest):
-        return len(rest) if final else None
-    return None if not rest and not final else 0
-
-
-class _CallThenNextMessage(Extent):
-    """A call's extent (to ``<|call|>`` or ``<|end|>``, or the reply's end), then the next ``<|start|>assistant``.
-
-    Hand-written: when a server does not stop at ``<|call|>`` (ignore_eos)
-    the next message follows it, opened by ``<|start|>assistant``; the
-    machine finds no marker there (``<|start|>`` would sit inside the
-    ``<|end|><|start|>assistant`` boundary, which the machine reads
-    differently whole and streamed), so the call's region takes that start,
-    and one space after it (the role's, before ``to=``), as its own
-    framing: after a call's terminator nothing else can begin. The next header is
-    then read by the openers as any header is. A reply that ends inside
-    ``<|start|>assistant`` shows none of it, as a reply cut inside any
-    framing. A stream gives the call once what follows the terminator is
-    settled: the next characters, or the reply's end.
-    """
-
-    def __init__(self, skip: int) -> None:
-        # JSON strings are stepped over: a string may hold "<|call|>" or "<|end|>" as text.
-        self._call = TagExtent(skip, _CALL_CLOSERS, "json", close_at_end=True)
-        self._end: int | None = None
-        self.examined = 0
-
-    @property
-    def found(self):
-        return self._call.found
-
-    @property
-    def ended_by_reply(self) -> bool:
-        return self._call.ended_by_reply
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self._end is None:
-            before = self._call.examined
-            self._end = self._call.advance(buffer, start, final)
-            self.examined += self._call.examined - before
-            if self._end is None:
-                return None
-        if self._call.ended_by_reply:
-            return self._end
-        more = _next_message(buffer, self._end, final)
-        if more is None:
-            return None
-        self.examined += more
-        return self._end + more
-
-
-class _Boundary(Extent):
-    """The boundary ``<|end|><|start|>assistant``, and the space before a recipient in the role after it.
-
-    Hand-written for the same reason as ``_CallThenNextMessage``: the space
-    in ``<|start|>assistant to=…`` is the header's, not content. The
-    opener has seen what follows the boundary (`` to=`` or ``<|channel|>``).
-    """
-
-    examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        end = start + len(BOUNDARY)
-        self.examined = len(BOUNDARY) + 1
-        return end + 1 if buffer.startswith(" " + TO, end) else end
-
-
+# Hand-written (``formats.harmony_extents``): a call's region takes the next
+# message's start after its terminator, and a boundary the space of the role
+# before a recipient; both are framing, never content.
 def _call_extent(skip: int):
-    return lambda: _CallThenNextMessage(skip)
+    return lambda: CallThenNextMessage(skip, _CALL_CLOSERS, _NEXT)
 
 
 _NEXT_HEADER = either(literal(" " + TO), literal(CHANNEL))
@@ -336,7 +249,7 @@ FRAMING = (
     STRAY_HEADER,
     Opener(CHANNEL, opener_pattern(CHANNEL, _FRAMED, literal(MESSAGE)), lambda: TagExtent(len(CHANNEL), MESSAGE),
            cut_after=_NEVER),
-    Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), _Boundary, cut_after=_NEVER),
+    Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), lambda: Boundary(BOUNDARY, " " + TO), cut_after=_NEVER),
     Opener(RETURN, literal(RETURN), lambda: TagExtent(0, RETURN)),
 )
 
@@ -393,6 +306,7 @@ FORMAT = Format.declared(
                   where="response template"),
     ),
     corpus_labels=("other:harmony",),
+    vllm_parser=("openai",),
     variants=("recipient before or after the channel", "<|constrain|>json or a bare json content type",
               "<|call|> removed as a stop token", "a call message ended by <|end|>"),
 )

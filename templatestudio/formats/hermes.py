@@ -84,5 +84,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("hermes",),
     variants=("string arguments (Qwen2.5 fine-tunes)", "missing closer at the end of the reply (stop strings)"),
-    vllm_parser="hermes",
+    vllm_parser=("hermes", "qwen3_json", "granite4", "ernie45"),
 )

@@ -90,5 +90,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:internlm",),
     variants=("the parameters key (InternLM's own format)", "missing closer at the end of the reply (stop token)"),
-    vllm_parser="internlm",
+    vllm_parser=("internlm",),
 )

@@ -174,5 +174,5 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: CALL_END in s), where="response template"),
     ),
     corpus_labels=("other:kimi",),
-    vllm_parser="kimi_k2",
+    vllm_parser=("kimi_k2",),
 )

@@ -66,7 +66,7 @@ engine ends reasoning only at its closer, so all of it is reasoning); the
 ``<|end_of_msg|>`` stop token (a server removes it; left in, it is text);
 the name of a call the reply cut (``CutToolCall.name``) is the name as
 written, its ``&amp;`` and ``&quot;`` not undone.
-No response template (see ``no_response_template``); no vLLM peer here.
+No response template (see ``no_response_template``); vLLM's ``kimi_k3`` parser reads this wire.
 """
 
 from __future__ import annotations
@@ -343,4 +343,5 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: SECTION_END in s)),
     ),
     corpus_labels=("other:kimi#k3-xtml",),
+    vllm_parser=("kimi_k3",),
 )

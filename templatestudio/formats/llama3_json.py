@@ -36,7 +36,7 @@ from templatestudio.wire.base import (
     Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.bare_json import LLAMA3_OPENING
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
 from templatestudio.resumable_match import chars, either, literal, run, sequence
 from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
@@ -168,5 +168,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("llama3-json",),
     variants=('"type": "function" (Llama 3.2)', "keys in any order", '"arguments" for "parameters" (vLLM, SGLang)'),
-    vllm_parser="llama3_json",
+    vllm_parser=("llama3_json", "llama4_json"),
 )

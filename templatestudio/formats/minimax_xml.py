@@ -162,5 +162,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:minimax-xml",),
     string_arguments=True,
-    vllm_parser="minimax_m2",
+    vllm_parser=("minimax_m2",),
 )

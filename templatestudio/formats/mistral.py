@@ -35,7 +35,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.resumable_match import chars, either, sequence
 from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
@@ -172,5 +172,6 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: "</s>" in s), where="response template"),
     ),
     corpus_labels=("mistral",),
+    vllm_parser=("mistral",),
     variants=("bare object and string arguments (Mistral 7B v0.3)", "NAME[CALL_ID]ID[ARGS] (Magistral)"),
 )

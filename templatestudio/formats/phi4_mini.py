@@ -47,7 +47,7 @@ import re
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import Found, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole
 from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
@@ -146,5 +146,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:bare-json-arguments",),
     variants=("keys in either order", "calls joined by a comma, as the template writes them"),
-    vllm_parser="phi4_mini_json",
+    vllm_parser=("phi4_mini_json",),
 )

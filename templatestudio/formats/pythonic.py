@@ -200,7 +200,7 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("pythonic",),
     variants=("LFM2 <|tool_call_start|> wrapper", "Llama 4 <|python_start|> wrapper", "text after the list"),
-    vllm_parser="pythonic",
+    vllm_parser=("pythonic", "lfm2", "llama4_pythonic"),
 )
 
 

@@ -20,7 +20,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import FoundCalls
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.python_literals import CONNECTORS, IDENTIFIER, WORDS
 
 # The fast path: a list of calls whose values are all plain scalars (strings

@@ -49,7 +49,8 @@ from templatestudio.wire.base import (
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_params import parameter_extent, read_invoke, xml_limits
+from templatestudio.wire.xml_extent import parameter_extent
+from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import chars, either, literal, run
 
 # Everything the writer writes, declared: write_call, markers, closers and
@@ -164,5 +165,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("qwen-xml",),
     string_arguments=True,
-    vllm_parser="qwen3_xml",
+    vllm_parser=("qwen3_xml", "qwen3_coder", "step3p5"),
 )

@@ -47,7 +47,8 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_params import parameter_extent, read_invoke, xml_limits
+from templatestudio.wire.xml_extent import parameter_extent
+from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import literal
 
 # Everything about the wire, declared: write_call, markers, closers and
@@ -142,5 +143,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("other:seed-oss",),
     string_arguments=True,
-    vllm_parser="seed_oss",
+    vllm_parser=("seed_oss",),
 )

@@ -28,7 +28,7 @@ from __future__ import annotations
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import Found, SPACES, Format, NearMiss, Opener, Sample
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
-from templatestudio.wire.extents import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal, sequence
 from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
@@ -93,5 +93,5 @@ FORMAT = Format.declared(
     wire_limits=(),
     corpus_labels=("other:xlam",),
     variants=("keys in either order", "prose around the list"),
-    vllm_parser="xlam",
+    vllm_parser=("xlam",),
 )

@@ -18,11 +18,15 @@ shown (notebook 19) where vLLM is not installed.
   text (Qwen3-Coder's XML, GLM's), as vLLM's own parsers for those formats
   do (``templatestudio.typed_arguments``); other formats' calls go out as
   read.
-- Content is the reply less its calls. Reasoning is not split off here
-  (that is vLLM's ``--reasoning-parser``'s job): a thinking block stays in
-  the content with its tags, and a call written inside it is reasoning,
-  not a call (but where a block never closed ends at a call, by its
-  format's ``Reasoning.ends_at_call``). A reply without calls comes back as exactly its text.
+- Content is the reply less its calls. Reasoning is not split off here:
+  that is the reasoning parser's job (``served_reasoning``, served as
+  ``--reasoning-parser templatestudio``). With it (``reasoning_taken``), the
+  text read is what follows the reasoning, and the whitespace the template
+  writes beside a call is layout, not content (``served_content.TakenContent``).
+  Without one, a thinking block stays in the content with its tags, a call
+  written inside it is reasoning, not a call (but where a block never
+  closed ends at a call, by its format's ``Reasoning.ends_at_call``), and a
+  reply without calls comes back as exactly its text (``ReplyContent``).
 - ``leak(error, fmt, strict)``: the policy for a reply the reader refuses
   (a marker it did not consume, a call cut short). By default a warning
   naming the marker and offset, and the caller returns the text unchanged
@@ -34,8 +38,8 @@ shown (notebook 19) where vLLM is not installed.
   short (``finish_reason`` "length"); strict mode does not fail it.
 
 Not handled: a prompt that opened the thinking block itself (DeepSeek-R1
-style templates): without a reasoning parser its text is read as
-ordinary reply text.
+style templates) when no reasoning parser runs: the block's text is then
+read as ordinary reply text.
 """
 
 from __future__ import annotations
@@ -44,11 +48,12 @@ import logging
 import os
 from dataclasses import dataclass
 
-from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
-from templatestudio.formats import Format
+from templatestudio.calls import NoToolCallFormat, UnparsedToolCall
+from templatestudio.formats import Format, get_format
+from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
-from templatestudio.stream import CutToolCall, ReasoningDelta, ToolCallEvent, ToolCallStream
+from templatestudio.stream import ToolCallStream
 
 __all__ = [
     "STRICT_VARIABLE",
@@ -56,6 +61,7 @@ __all__ = [
     "LeakedToolCall",
     "ReplyStream",
     "detect_served_format",
+    "named_served_format",
     "leak",
     "read_reply",
     "strict_from_environment",
@@ -65,7 +71,6 @@ STRICT_VARIABLE = "TEMPLATESTUDIO_VLLM_STRICT"
 # A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
 logger = logging.getLogger("vllm.templatestudio")
 
-Calls = list[tuple[ParsedToolCall, "str | None"]]  # each call with the id the reply wrote, if any
 
 
 class LeakedToolCall(ValueError):
@@ -79,11 +84,19 @@ class DetectedFormat:
     model: str
     format: Format
     text_values: tuple[str, ...]  # probe arguments the template writes as text, not typed
-    call_shape: CallShape  # the form of assistant call message the template accepted
+    call_shape: CallShape | None  # the form of assistant call message the template accepted (None: named)
     ships_response_template: bool
+
+    @property
+    def id_length(self) -> int | None:
+        """The length of id the template's calls need (Mistral's nine), None for none."""
+        return self.call_shape.id_length if self.call_shape is not None else None
 
     def describe(self) -> str:
         """The line the plugin logs at start-up."""
+        if self.call_shape is None:
+            return (f"templatestudio: {self.model} is served in the {self.format.name} format "
+                    f"({self.format.description}), as its parser's name says (no template probed)")
         if self.text_values:
             arguments = f"values of {', '.join(self.text_values)} written as text"
         else:
@@ -136,6 +149,22 @@ def detect_served_format(tokenizer) -> DetectedFormat:
     return found
 
 
+def named_served_format(tokenizer, name: str) -> DetectedFormat:
+    """The format an operator named (``--tool-call-parser templatestudio-NAME``): no template is probed.
+
+    For a model with no chat template, or one whose template writes no call
+    (DeepSeek V4.1 and Kimi K3 publish none). Raises ``UnknownFormat`` for a
+    name no format has. Calls get the server's own ids.
+    """
+    model = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    key = (model, f"named:{name}")
+    if key not in _detected:
+        found = DetectedFormat(model, get_format(name), (), None, getattr(tokenizer, "response_template", None) is not None)
+        _detected[key] = found
+        logger.info("%s", found.describe())
+    return _detected[key]
+
+
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
 
@@ -159,130 +188,8 @@ def leak(error: Exception, fmt, strict: bool) -> None:
     logger.warning("templatestudio: %s; the reply is returned as content, unchanged", error)
 
 
-class ReplyContent:
-    """Builds a reply's content from its events, and collects its calls.
-
-    Reasoning blocks only open a reply (before any call or visible text), so
-    while the reply is still opening the raw text is walked beside the
-    events: that puts each tag back where it stood, even between two blocks
-    the events merged into one delta, and around blocks with nothing inside
-    (which make no event). pairs: the format's reasoning pairs
-    (``Format.reasoning_pairs``); each block gets back the tags it was
-    written with, and a block that ended at a call (``Reasoning.ends_at_call``)
-    gets no closer it never had.
-    """
-
-    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
-        self.pairs = pairs
-        self.reasoning = pairs[0] if pairs else None  # the pair of the block being walked
-        self.empties = tuple("".join(pair) for pair in pairs)  # blocks with nothing inside
-        self.opening = bool(pairs)  # no call or visible text yet: reasoning may come
-        self.position = 0  # raw-text offset the content has reached, while opening
-        self.in_block = False
-
-    def add(self, events, text: str) -> tuple[str, Calls]:
-        """(content, calls) for the next events; text is the reply so far."""
-        pieces, calls = [], []
-        for event in events:
-            if isinstance(event, ReasoningDelta) and self.opening:
-                pieces.append(self._reasoning(event.text, text))
-                continue
-            if self.in_block:
-                pieces.append(self._close(text))
-            if isinstance(event, CutToolCall):
-                if self.opening:
-                    pieces.append(self._empty_blocks(text))
-                self.opening = False
-                _not_sent(event)
-            elif isinstance(event, ToolCallEvent):
-                if self.opening:
-                    pieces.append(self._empty_blocks(text))
-                calls.append((event.call, event.id))
-                self.opening = False
-            elif self.opening:
-                pieces.append(self._text(event.text, text))
-                self.opening = not event.text.strip()
-            else:
-                pieces.append(event.text)
-        return "".join(pieces), calls
-
-    def _text(self, piece: str, text: str) -> str:
-        """piece as it stood in text, with the empty blocks the events merged it across.
-
-        An empty block in the raw text that piece does not also hold at that
-        point is one the engine read as reasoning (and gave no event).
-        """
-        out, index = [], 0
-        while index < len(piece):
-            empty = next((item for item in self.empties if text.startswith(item, self.position)), None)
-            if empty is not None and not piece.startswith(empty, index):
-                out.append(empty)
-                self.position += len(empty)
-                continue
-            ahead = min((at for at in (text.find(item, self.position + 1) for item in self.empties) if at != -1),
-                        default=-1)
-            step = len(piece) - index if ahead == -1 else min(len(piece) - index, ahead - self.position)
-            out.append(piece[index : index + step])
-            self.position += step
-            index += step
-        return "".join(out)
-
-    def _reasoning(self, piece: str, text: str) -> str:
-        out = []
-        while piece:
-            if not self.in_block:  # the engine opens a block only where its opener stands: the first one ahead
-                found = [(at, pair) for pair in self.pairs if (at := text.find(pair[0], self.position)) != -1]
-                self.reasoning = min(found)[1] if found else self.reasoning
-                out.append(self.reasoning[0])
-                self.position += len(self.reasoning[0])
-                self.in_block = True
-            closer = self.reasoning[1]
-            end = text.find(closer, self.position)
-            room = (len(text) if end == -1 else end) - self.position
-            taken, piece = piece[:room], piece[room:]
-            out.append(taken)
-            self.position += len(taken)
-            if piece:  # this block closed and the next opened right after it
-                out.append(self._close(text))
-        return "".join(out)
-
-    def _empty_blocks(self, text: str) -> str:
-        """Blocks with nothing inside (``<think></think>``): they make no event at all."""
-        out = []
-        while (empty := next((item for item in self.empties if text.startswith(item, self.position)), None)):
-            out.append(empty)
-            self.position += len(empty)
-        return "".join(out)
-
-    def _close(self, text: str) -> str:
-        self.in_block = False
-        closer = self.reasoning[1]
-        if closer not in text[self.position :]:
-            return ""  # the block ended at a call (Reasoning.ends_at_call): it has no closer
-        self.position += len(closer)
-        return closer
-
-    def finish(self, text: str) -> str:
-        """What no event showed at the end: a closing tag, or empty blocks, the reply ended on."""
-        closing = ""
-        if self.in_block and text.startswith(self.reasoning[1], self.position):
-            closing = self._close(text)
-        return closing + (self._empty_blocks(text) if self.opening else "")
-
-    def unsent(self, text: str, settled: int) -> str:
-        """After a leak: the text not sent yet, given the offset the stream had settled."""
-        return text[self.position :] if self.opening else text[settled:]
-
-
-def _not_sent(cut: CutToolCall) -> None:
-    named = f" to {cut.name}" if cut.name is not None else ""
-    logger.warning(
-        "templatestudio: the reply ended inside a tool call%s at offset %d (%d characters of it written); "
-        "the call is not sent", named, cut.offset, len(cut.raw),
-    )
-
-
-def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None) -> tuple[str, Calls]:
+def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None,
+               reasoning_taken: bool = False) -> tuple[str, Calls]:
     """(content, calls) of a whole reply; raises UnparsedToolCall where the reader does.
 
     A call the reply ended inside is neither content nor a call (see the
@@ -290,10 +197,16 @@ def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None) -> tu
 
     fmt is the served format (``detect_served_format(...).format``), so the
     reader resolves nothing here. tools: the request's tools (dicts), which
-    type the values of a format that writes them as text.
+    type the values of a format that writes them as text. reasoning_taken:
+    a reasoning parser has already taken the reasoning off the reply's front
+    (``served_reasoning``), so text is the rest of the reply; see
+    ``TakenContent``.
     """
     # reasoning_open=False: a reasoning parser has already taken any block the
     # prompt opened, and without one that block's text is plain content.
+    if reasoning_taken:
+        reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools)
+        return TakenContent(fmt.reasoning_pairs).add(reply.events)
     # layout=False: without a reasoning parser the content is the reply's own text (tags and
     # all) minus its calls, and a refused reply comes back unchanged: no whitespace is taken out.
     reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools, layout=False)
@@ -315,10 +228,12 @@ class ReplyStream:
     tools: the request's tools, as ``read_reply`` takes them.
     """
 
-    def __init__(self, fmt: Format, *, strict: bool = False, tools: list[dict] | None = None) -> None:
+    def __init__(self, fmt: Format, *, strict: bool = False, tools: list[dict] | None = None,
+                 reasoning_taken: bool = False) -> None:
         self.format, self.strict = fmt, strict
-        # strict=False: a cut call is no leak (see the module docstring).
-        self.stream = ToolCallStream(fmt, strict=False, tools=tools, layout=False)  # as read_reply
+        # strict=False: a cut call is no leak (see the module docstring). Layout as read_reply's.
+        self.stream = ToolCallStream(fmt, strict=False, tools=tools, layout=reasoning_taken)
+        self.taken = TakenContent(fmt.reasoning_pairs) if reasoning_taken else None
         self.content = ReplyContent(fmt.reasoning_pairs)
         self.text = ""
         self.settled = 0
@@ -334,7 +249,7 @@ class ReplyStream:
         except UnparsedToolCall as error:
             return self._leak(error), []
         self.settled = self.stream.offset
-        return self.content.add(events, self.text)
+        return self._add(events)
 
     def close(self) -> tuple[str, Calls]:
         if self.leaked or self.closed:
@@ -345,12 +260,17 @@ class ReplyStream:
         except UnparsedToolCall as error:
             return self._leak(error), []
         self.settled = len(self.text)
+        if self.taken is not None:
+            return self.taken.add(events)
         body, calls = self.content.add(events, self.text)
         return body + self.content.finish(self.text), calls
+
+    def _add(self, events) -> tuple[str, Calls]:
+        return self.taken.add(events) if self.taken is not None else self.content.add(events, self.text)
 
     def _leak(self, error: Exception) -> str:
         leak(error, self.format, self.strict)
         self.leaked = True
-        rest = self.content.unsent(self.text, self.settled)
+        rest = self.text[self.settled :] if self.taken is not None else self.content.unsent(self.text, self.settled)
         self.settled = len(self.text)
         return rest

@@ -69,17 +69,20 @@ from vllm.renderers.chat_utils import make_tool_call_id  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 
 from templatestudio.calls import UnparsedToolCall  # noqa: E402
+from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.integrations.served import (  # noqa: E402
     STRICT_VARIABLE,
+    DetectedFormat,
     LeakedToolCall,
     ReplyStream,
     detect_served_format,
     leak,
+    named_served_format,
     read_reply,
     strict_from_environment,
 )
 
-__all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser"]
+__all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser", "named_parser", "parser_names"]
 
 PARSER_NAME = "templatestudio"
 _ID_CHARACTERS = string.ascii_letters + string.digits
@@ -104,15 +107,23 @@ class TemplateStudioToolParser(ToolParser):
 
     # vLLM calls finish_streaming() at the end of a stream only for parsers that set this.
     engine_based_streaming = True
+    # vLLM sets this to True on its tool parser when no --reasoning-parser is configured: the
+    # reasoning is then still in the text this parser reads (see read_reply's reasoning_taken).
+    skip_reasoning_parsing = False
 
     def __init__(self, tokenizer, tools=None) -> None:
         super().__init__(tokenizer, tools)
-        self.detected = detect_served_format(tokenizer)
+        self.detected = self.detect(tokenizer)
         self.format = self.detected.format
         self.strict = strict_from_environment()
         # vLLM builds a parser per request, but nothing promises it: streams are keyed by request.
         self._streams: dict[object, ReplyStream] = {}
         self._last_stream: object = None
+
+    @classmethod
+    def detect(cls, tokenizer) -> DetectedFormat:
+        """The served format: probed from the template (``templatestudio-NAME`` parsers name it)."""
+        return detect_served_format(tokenizer)
 
     def adjust_request(self, request):
         request = super().adjust_request(request)
@@ -126,7 +137,8 @@ class TemplateStudioToolParser(ToolParser):
         if _tools_off(request):
             return unchanged
         try:
-            content, calls = read_reply(model_output, self.format, tools=_tools(request))
+            content, calls = read_reply(model_output, self.format, tools=_tools(request),
+                                        reasoning_taken=not self.skip_reasoning_parsing)
         except UnparsedToolCall as error:
             leak(error, self.format, self.strict)
             return unchanged
@@ -152,7 +164,8 @@ class TemplateStudioToolParser(ToolParser):
             return DeltaMessage(content=delta_text) if delta_text else None
         key = getattr(request, "request_id", None) or id(request)
         if key not in self._streams:
-            self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=_tools(request))
+            self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=_tools(request),
+                                             reasoning_taken=not self.skip_reasoning_parsing)
         self._last_stream = key
         return self._message(*self._streams[key].feed(delta_text))
 
@@ -164,7 +177,7 @@ class TemplateStudioToolParser(ToolParser):
     def call_id(self, written: str | None = None) -> str:
         if written:
             return written
-        length = self.detected.call_shape.id_length
+        length = self.detected.id_length
         if length is not None:
             return "".join(secrets.choice(_ID_CHARACTERS) for _ in range(length))
         return make_tool_call_id()
@@ -186,4 +199,24 @@ class TemplateStudioToolParser(ToolParser):
         return DeltaMessage(content=content or None, tool_calls=deltas)
 
 
-ToolParserManager.register_module(PARSER_NAME, module=TemplateStudioToolParser)
+def named_parser(base: type, name: str) -> type:
+    """base with its format named instead of detected: the ``templatestudio-NAME`` parsers.
+
+    For a model whose template writes no call (or that has none) but whose
+    replies are known to be in format name; also the way to overrule the probe.
+    """
+    def detect(cls, tokenizer) -> DetectedFormat:
+        return named_served_format(tokenizer, name)
+
+    return type(f"{base.__name__}[{name}]", (base,), {"detect": classmethod(detect), "__doc__": named_parser.__doc__})
+
+
+def parser_names() -> dict[str, str | None]:
+    """Every name this plugin registers -> the format it names (None: detected from the template)."""
+    return {PARSER_NAME: None, **{f"{PARSER_NAME}-{name}": name for name in FORMATS}}
+
+
+for _name, _format in parser_names().items():
+    ToolParserManager.register_module(
+        _name, module=TemplateStudioToolParser if _format is None else named_parser(TemplateStudioToolParser, _format)
+    )

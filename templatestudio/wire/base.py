@@ -185,7 +185,7 @@ class Format:
     corpus_labels: tuple[str, ...]
     variants: tuple[str, ...] = ()
     string_arguments: bool = False  # whether values are text to be typed against the schema
-    vllm_parser: str | None = None  # vLLM's parser for this wire (the bench's peer); None: none reads write_call's here
+    vllm_parser: tuple[str, ...] = ()  # every vLLM tool-parser name that reads this wire (tests/vllm_names.py checks)
     # The declared wire shape (``wire.shape.WireShape``) the parts above come
     # from, when the format was built by ``Format.declared``.
     wire: object = None

@@ -2,13 +2,22 @@
 
 - ``TagExtent``: at a closing literal, not counting closers inside strings
   (JSON strings with backslash escapes, or a format's own string delimiter).
-- ``ValueExtent``: where the first bracketed value after the opener closes
-  again, stepping over strings (JSON or Python quoting).
+- ``ValueExtent`` (``wire.value_extent``): where the first bracketed value
+  after the opener closes again, stepping over strings (JSON or Python quoting).
 
 Each searches with compiled regexes from where it stopped, so a long
-string argument is crossed at C speed and nothing is read twice. A literal
+string argument is crossed at C speed and nothing is scanned twice. A literal
 that may still be completing at the end of the buffer is left for the next
 call, which is what keeps the answer independent of chunk boundaries.
+
+A tag extent with JSON strings scans only once a closer has arrived (before
+that the region cannot end: a stream's chunks are only searched for one),
+and then first tries the quick path: the first JSON value after the
+opener's head (DeepSeek's ``NAME<｜tool▁sep｜>``, Kimi's call id) decoded
+whole by the C decoder, kept for the reader (``Extent.found``). So a
+megabyte string argument is decoded once, not scanned quote by quote and
+then decoded. A value extent cannot wait so (its end is a bracket, which
+strings hold too): it scans each chunk as it comes.
 
 The JSON scanning they share is ``wire.json_scan``; a closing token that
 may follow a call's own end is ``wire.optional_closer``.
@@ -23,13 +32,9 @@ import re
 
 from templatestudio.wire.base import Extent, FoundJSON
 from templatestudio.wire.json_scan import (
-    SPACE, escape_resume_point, json_container_at, json_string_end, json_value_at, may_close,
+    SPACE, escape_resume_point, json_string_end, json_value_at, may_close,
 )
 
-_PY_STRING_BODY = {
-    "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
-    '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.S),
-}
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,6 +43,22 @@ def _outside_pattern(closes: tuple[str, ...], string_opener: str | None) -> re.P
     parts = [re.escape(item) for item in sorted(closes, key=len, reverse=True)]
     parts += [re.escape(string_opener)] if string_opener else []
     return re.compile("|".join(parts))
+
+
+# Characters JSON writes outside its strings: a closer holding none of them
+# cannot stand inside a valid value except in a string.
+_JSON_OUTSIDE_STRINGS = frozenset("{}[],: \t\n\r0123456789+-.eEtruefalsn")
+
+
+@functools.lru_cache(maxsize=None)
+def _first_pattern(closes: tuple[str, ...]) -> re.Pattern:
+    """What the quick path looks for first: a bracket that opens a value, a quote or a closer."""
+    return re.compile("|".join([r'[{["]', *(re.escape(item) for item in closes)]))
+
+
+def _outside_json(closes: tuple[str, ...]) -> bool:
+    """Whether no closer can be found outside the strings of a valid JSON value."""
+    return all(set(item) - _JSON_OUTSIDE_STRINGS for item in closes)
 
 
 class TagExtent(Extent):
@@ -65,29 +86,90 @@ class TagExtent(Extent):
         self._outside = _outside_pattern(closes, opener)
         self._delimiter = opener
         self._longest = max(*map(len, closes), len(opener or ""))
+        self._quick = self._json and _outside_json(closes)  # False once the quick path decoded (it is tried once)
+        self._looked = skip  # region offset before which no closer starts (see _no_closer_yet)
+        self._closer_at = -1  # region offset of the closer the last look found
+        self._first = _first_pattern(closes)
+
+    def _no_closer_yet(self, buffer: str, start: int) -> bool:
+        """Whether no closer starts in the text not looked at yet (a stream's chunk mostly holds none).
+
+        Until a closer arrives the region cannot end, so the exact scan
+        (strings and escapes, the costly part on text full of escaped
+        quotes) waits for one: it then runs from where it stopped, or the
+        quick path decodes the value whole, and a long string argument is
+        crossed once instead of chunk by chunk. The look is counted as
+        examined, up to the closer it finds or the end: a character is
+        looked at here once and crossed by the scan or the decoder once.
+        """
+        position, looked = self.position, self._looked
+        at = start + (position if position > looked else looked)
+        length = len(buffer)
+        reach = at
+        for item in self._closes:
+            # The first character alone first: a one-character search runs several
+            # times faster than a longer one, and most text holds no closer's start.
+            found = buffer.find(item[0], at)
+            if found != -1:
+                found = buffer.find(item, found)
+            if found != -1:
+                self._closer_at = found - start
+                self.examined += max(reach, found + len(item)) - at
+                return False
+            reach = length
+        # A closer cut at the end of the buffer may still complete: looked for again.
+        safe = max(at, length - self._longest + 1)
+        self.examined += safe - at
+        self._looked = safe - start
+        return True
+
+    def _value_first(self, buffer: str, start: int) -> int | None:
+        """The quick path: the region's first JSON value decoded whole, or None (then the scan runs as always).
+
+        Tried once, before anything is scanned, when the first bracket comes
+        before any quote or closer and a closer stands somewhere after it:
+        the scan would reach that bracket outside strings and cross the
+        value to its end (a valid value's strings end where the scan ends
+        them, and no closer can stand outside them: ``_outside_json``). The
+        decoded value is kept (``found``) for the reader. Returns the
+        region's end when a closer follows the value; otherwise the scan
+        goes on from the value's end.
+        """
+        at = start + self._skip
+        first = self._first.search(buffer, at)
+        if first is None or buffer[first.start()] not in "{[":
+            return None
+        index = first.start()
+        closes = self._closes
+        known = start + self._closer_at >= index  # the look found a closer after the bracket
+        if not known and not any(buffer.rfind(item, index) != -1 for item in closes) or not may_close(buffer, index):
+            return None
+        self._quick = False
+        # The value likely ends before the closer the look found: the decoder's first window reaches it.
+        whole = json_value_at(buffer, index, start + self._closer_at + self._longest - index)
+        if whole is None:
+            return None
+        value, stop = whole
+        self.found = FoundJSON(index - start, value, stop - start)
+        after = SPACE.match(buffer, stop).end()
+        if buffer.startswith(closes, after):
+            end = after + max(len(item) for item in closes if buffer.startswith(item, after))
+            self.examined += end - at
+            self.position = end - start
+            return end
+        self.examined += stop - at
+        self.position = stop - start
+        return None
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
         # One method with the string scan written in, not a call per string:
         # a stream asks this once per chunk, and calls cost more than the scan.
-        if self.position == self._skip and self._json and not self.in_string:
-            at = start + self._skip
-            # The quick path needs the closer after a whole value; while no
-            # closer has arrived (a stream's first chunks of a call) the
-            # decoder would only fail, so it is not asked. Looked for from the
-            # end: in a whole reply the closer is near it, not a megabyte on.
-            closes = self._closes
-            quick = json_container_at(buffer, at) if any(buffer.rfind(item, at) != -1 for item in closes) else None
-            if quick is not None:
-                at, value, stop = quick
-                after = SPACE.match(buffer, stop).end()
-                if buffer.startswith(closes, after):
-                    # A whole JSON value and a closer right after it: the scan
-                    # would stop at the same place (a closer can only sit inside a
-                    # string of a valid value), so the C decoder's answer is taken.
-                    end = after + max(len(item) for item in closes if buffer.startswith(item, after))
-                    self.found = FoundJSON(at - start, value, stop - start)
-                    self.examined += end - start
-                    return end
+        if self._json and not final and self._no_closer_yet(buffer, start):
+            return None
+        if self._quick and self.position == self._skip:
+            end = self._value_first(buffer, start)
+            if end is not None:
+                return end
         position = start + self.position
         length = len(buffer)
         while True:
@@ -133,167 +215,3 @@ class TagExtent(Extent):
             self.ended_by_reply = True
             return length
         return None
-
-
-@functools.lru_cache(maxsize=None)
-def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
-    """(inside the value: brackets and quotes; before it: unit and bracket first characters;
-    inside a JSON-quoted value: the run of text and whole strings up to the next bracket or open string)."""
-    inside = re.compile("[" + re.escape(brackets + quotes) + "]")
-    firsts = {unit[0] for unit in units} | set(brackets[0::2])
-    cross = re.compile(r'(?:[^"' + re.escape(brackets) + r']++|"(?:[^"\\]++|\\.)*+")*+', re.S)
-    return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]"), cross
-
-
-@functools.lru_cache(maxsize=None)
-def _head_pairs(units: tuple[str, ...], stops: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
-    """What ``ValueExtent._head_step`` tries, in order: each head unit, then each stop literal."""
-    return tuple(("unit", unit) for unit in units) + tuple(("stop", stop) for stop in stops)
-
-
-class ValueExtent(Extent):
-    """Ends just past the bracketed value that follows the opener.
-
-    skip: characters to pass over first (the opener's literal); quotes:
-    "json" (``"`` strings) or "python" (``'`` and ``"`` strings); brackets:
-    the pairs that nest. Before the value opens, head_units are passed over
-    whole (Mistral's ``[ARGS]`` is not a bracket), and a stop_at literal
-    ends the region just before it (the next call's marker). Quotes before
-    the value opens are ordinary characters.
-    """
-
-    def __init__(
-        self,
-        skip: int,
-        *,
-        quotes: str = "json",
-        brackets: str = "[]{}",
-        head_units: tuple[str, ...] = (),
-        stop_at: tuple[str, ...] = (),
-    ) -> None:
-        self.position = skip
-        self._skip = skip
-        self.depth = 0
-        self.quote: str | None = None
-        self.examined = 0
-        self._quotes = "\"'" if quotes == "python" else '"'
-        self._json = quotes != "python"
-        self._opening = brackets[0::2]
-        self._units = head_units
-        self._stops = stop_at
-        self._head_units = _head_pairs(head_units, stop_at)
-        self._inside, self._head, self._cross = _value_patterns(brackets, self._quotes, head_units + stop_at)
-
-    def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
-        """(index, closed): just past the string, or where to resume while it is open."""
-        if self._quotes == '"':
-            end = json_string_end(buffer, position)
-            return (escape_resume_point(buffer, position), False) if end == -1 else (end, True)
-        end = _PY_STRING_BODY[self.quote].match(buffer, position).end()
-        if end >= len(buffer) or buffer[end] == "\\":  # open, or a lone backslash awaiting its pair
-            return end, False
-        # Past the closing quote; a newline (which ends no string) breaks the
-        # value, and the region ends there for the reader to refuse.
-        return (end + 1 if buffer[end] == self.quote else end), True
-
-    def _head_step(self, buffer: str, at: int, final: bool) -> tuple[str, int]:
-        """What starts at buffer[at] before the value opens: unit, stop, open, wait or skip."""
-        for kind, unit in self._head_units:
-            if buffer.startswith(unit, at):
-                return kind, at + len(unit)
-            if not final and len(buffer) - at < len(unit) and unit.startswith(buffer[at : at + len(unit)]):
-                return "wait", at
-        return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self.position == self._skip and self._json and not self.depth and self.quote is None:
-            at = start + self._skip
-            if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
-                    and may_close(buffer, at)):
-                found = json_value_at(buffer, at)
-                if found is not None:  # a whole value: its end is where the bracket count closes
-                    self.found = FoundJSON(at - start, found[0], found[1] - start)
-                    self.examined += found[1] - start
-                    return found[1]
-        position = start + self.position
-        length = len(buffer)
-        try:
-            while True:
-                if self.quote is not None:
-                    if self._json:  # the string scan written in: a stream asks once per chunk
-                        quote = buffer.find('"', position)
-                        if quote > position and buffer[quote - 1] == "\\":
-                            end = json_string_end(buffer, position)  # backslashes before it: counted there
-                        else:
-                            end = -1 if quote == -1 else quote + 1
-                        if end == -1:
-                            end = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
-                            self.examined += end - position
-                            position = end
-                            return None
-                    else:
-                        end, closed = self._string_end(buffer, position)
-                        if not closed:
-                            self.examined += end - position
-                            position = end
-                            return None
-                    self.examined += end - position
-                    position, self.quote = end, None
-                if not self.depth:
-                    found = self._head.search(buffer, position)
-                    if found is None:
-                        self.examined += length - position
-                        position = length
-                        return None
-                    kind, after = self._head_step(buffer, found.start(), final)
-                    self.examined += after - position
-                    if kind == "wait":
-                        position = found.start()
-                        return None
-                    if kind == "stop":
-                        position = found.start()
-                        return position
-                    if kind == "open" and self._json and buffer[found.start()] in "{[" and may_close(buffer, found.start()):
-                        # The value opens after a head (Mistral's NAME[ARGS]): the
-                        # decoder's quick path applies here as at the start.
-                        whole = json_value_at(buffer, found.start())
-                        if whole is not None:
-                            self.found = FoundJSON(found.start() - start, whole[0], whole[1] - start)
-                            self.examined += whole[1] - after
-                            position = whole[1]
-                            return position
-                    position = after
-                    if kind == "open":
-                        self.depth = 1
-                    continue
-                if self._json:
-                    # Text and whole strings are crossed in one C-speed match, up
-                    # to the next bracket or a string still open.
-                    end = self._cross.match(buffer, position).end()
-                    if end == length:
-                        self.examined += end - position
-                        position = end
-                        return None
-                    token = buffer[end]
-                    end += 1
-                    self.examined += end - position
-                    position = end
-                else:
-                    found = self._inside.search(buffer, position)
-                    if found is None:
-                        self.examined += length - position
-                        position = length
-                        return None
-                    self.examined += found.end() - position
-                    position = found.end()
-                    token = found.group()
-                if token in self._quotes:
-                    self.quote = token
-                elif token in self._opening:
-                    self.depth += 1
-                else:
-                    self.depth -= 1
-                    if self.depth == 0:
-                        return position
-        finally:
-            self.position = position - start

@@ -3,11 +3,11 @@
 The extents (``wire.extents``) find where a call region ends by crossing
 JSON at C speed; these are the pieces they share:
 
-- ``json_string_end``: past the closing quote of a string, counting only
-  the backslashes right before each quote;
-- ``json_value_at`` / ``json_container_at``: the whole JSON value at an
-  index, decoded in growing windows so a refused value late in a long reply
-  does not cost the whole reply;
+- ``json_string_end``: past the closing quote of a string, escaped quotes
+  crossed by one regex search (look-behinds on the backslash runs);
+- ``json_value_at``: the whole JSON value at an index, decoded in growing
+  windows so a refused value late in a long reply does not cost the whole
+  reply;
 - ``escape_resume_point``: where to search again in a string still open at
   the end of a chunk (a lone backslash waits for its partner);
 - ``may_close``: whether a bracket's value can be whole in the text so far.
@@ -21,26 +21,54 @@ from __future__ import annotations
 import json
 import re
 
+# The body of a Python string literal in ' or " quotes, escapes included (one line: Python's
+# short strings end at a newline), up to its closing quote.
+PYTHON_STRING_BODY = {
+    "'": re.compile(r"(?:[^'\\\n]++|\\.)*+", re.S),
+    '"': re.compile(r'(?:[^"\\\n]++|\\.)*+', re.S),
+}
+
 _DECODER = json.JSONDecoder()
 SPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace, in any amount
+
+
+# A quote that no run of one, three or five backslashes escapes (each run
+# bounded by a non-backslash before it): it closes the string unless six or
+# more backslashes stand before it, which ``json_string_end`` counts.
+_BACKSLASH = re.escape("\\")
+_CLOSING_QUOTE = re.compile('"' + "".join("(?<![^" + _BACKSLASH + "]" + _BACKSLASH * run + '")' for run in (1, 3, 5)))
+_COUNTED_RUN = 6
 
 
 def json_string_end(buffer: str, position: int) -> int:
     """Past the closing quote of the JSON string whose body starts at position, or -1 while open.
 
-    ``str.find`` jumps from quote to quote at C speed; only the backslashes
-    right before a quote are counted, to tell an escaped quote from the end.
+    position must be an escape boundary (the body's start, or a point
+    ``escape_resume_point`` gave). ``str.find`` answers a string whose first
+    quote has no backslash before it; otherwise one regex search crosses the
+    escaped quotes in C, its look-behinds telling a quote escaped by a run of
+    one, three or five backslashes from a closing one. A run reaching back
+    before position was settled in pairs from its start, so its parity is the
+    same counted from either. Not handled at C speed: runs of six or more
+    backslashes before a quote (JSON inside JSON inside JSON), counted here
+    one by one, each run once.
     """
+    quote = buffer.find('"', position)
+    if quote == -1 or quote == position or buffer[quote - 1] != "\\":
+        return -1 if quote == -1 else quote + 1
     while True:
-        quote = buffer.find('"', position)
-        if quote == -1:
+        found = _CLOSING_QUOTE.search(buffer, quote)
+        if found is None:
             return -1
-        back = quote - 1
+        quote = found.start()
+        if quote >= _COUNTED_RUN and buffer[quote - _COUNTED_RUN] != "\\":
+            return quote + 1
+        back = quote - 1  # a long run (or one that starts the buffer): counted, down to position
         while back >= position and buffer[back] == "\\":
             back -= 1
         if (quote - 1 - back) % 2 == 0:
             return quote + 1
-        position = quote + 1
+        quote += 1
 
 
 _FIRST_WINDOW = 4096
@@ -48,7 +76,7 @@ _GROWTH = 16
 _NEAR_THE_END = 64
 
 
-def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
+def json_value_at(buffer: str, index: int, first_window: int = _FIRST_WINDOW) -> tuple[object, int] | None:
     """The JSON value at buffer[index] and the offset past it, or None when no whole value starts there.
 
     The decoder is given windows of the buffer that grow sixteenfold, not
@@ -59,11 +87,15 @@ def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
     fails well before its end (and not inside a string it cut) settles the
     question; otherwise the next, larger window is tried. A value that
     closes inside a window ends where it would in the whole buffer: JSON
-    values end at a bracket. The extents keep the value they decoded
+    values end at a bracket. A caller that knows where the value likely
+    ends (a closer after it) gives first_window so, and spares the smaller
+    windows' failed decodes. The extents keep the value they decoded
     (``Extent.found``) so that the reader does not decode it again.
     """
     rest = len(buffer) - index
-    size = _FIRST_WINDOW
+    size = max(first_window, _FIRST_WINDOW)
+    if 2 * size > rest:
+        size = rest
     while True:
         whole = size >= rest
         if whole and index <= size:
@@ -85,17 +117,6 @@ def json_value_at(buffer: str, index: int) -> tuple[object, int] | None:
         except ValueError:  # e.g. an integer past the interpreter's digit limit
             return None
         return value, (end if text is buffer else index + end)
-
-
-def json_container_at(buffer: str, index: int) -> tuple[int, object, int] | None:
-    """(start, value, end) of a whole JSON object or list at index (whitespace first), or None."""
-    index = SPACE.match(buffer, index).end()
-    if index >= len(buffer) or buffer[index] not in "{[":
-        return None
-    found = json_value_at(buffer, index)
-    if found is None:
-        return None
-    return index, found[0], found[1]
 
 
 def escape_resume_point(buffer: str, position: int) -> int:

@@ -27,7 +27,9 @@ after the name), ``XmlParameters``, ``KeyValuePairs``, ``OwnValues`` (the
 ``{key:value}`` grammar of ``wire.keyed_values``). What a declaration cannot
 say is ``HandWritten(why)``: the module then passes its own reader (and
 writer, when the writing is what cannot be said), and the why is printed
-with the declaration.
+with the declaration. The literal parts (``Call``, ``Section``,
+``Reasoning``) are declared in ``wire.envelope``, the name and argument
+parts in ``wire.arguments``; this module re-exports both.
 
 Not handled: a format with several unrelated written shapes (the writer
 writes one; the readers of the others stay the module's own), and the
@@ -46,7 +48,9 @@ from templatestudio.wire.base import JSON_SPACE, Opener
 from templatestudio.wire.arguments import (  # noqa: F401 - the name and argument parts are part of this language
     CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, XmlParameters,
 )
-from templatestudio.wire.extents import TagExtent, ValueExtent
+from templatestudio.wire.envelope import Call, Reasoning, Section, ShapeError  # noqa: F401 - as the parts above
+from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.value_extent import ValueExtent
 
 NEVER = 1 << 30  # cut_after for an opening whose cut is prose: a reply ending inside it is text
 
@@ -56,93 +60,6 @@ class HandWritten:
     """A part the declaration cannot say: the module's own code does it, for the reason given."""
 
     why: str
-
-
-class ShapeError(ValueError):
-    """A declaration that says something impossible, or is asked for what it declares hand-written."""
-
-
-@dataclass(frozen=True)
-class Reasoning:
-    """The reasoning block: text between open and close, shown apart from the content.
-
-    also: other (open, close) pairs a block may be written with, read and
-    never written (Magistral 2506 writes plain-text ``<think>…</think>``
-    where later Mistral models write ``[THINK]…[/THINK]``); a block opened
-    with one pair ends only at that pair's closer. ends_at_call: a block the
-    reply never closes ends where a whole call opening of the format stands
-    at a line start inside it (Qwen3.5 starts ``<tool_call>`` inside the
-    ``<think>`` its prompt opened); a block that is closed is all reasoning,
-    a call rehearsed in it included (``templatestudio.engine``).
-    skipped_by: literals that, as the first characters of a reply whose
-    prompt opened the block, say the model skipped it (Kimi K3 answering
-    straight in its response element): the block is empty and the reply
-    is read from there on as after a block.
-    """
-
-    open: str
-    close: str
-    also: tuple[tuple[str, str], ...] = ()
-    ends_at_call: bool = False
-    skipped_by: tuple[str, ...] = ()
-
-    def __post_init__(self) -> None:
-        pairs = self.pairs
-        if not all(len(pair) == 2 and all(isinstance(item, str) and item for item in pair) for pair in pairs):
-            raise ShapeError(f"every reasoning pair is an opener and a closer, both non-empty: {pairs!r}")
-        openers = [opener for opener, _ in pairs]
-        for index, opener in enumerate(openers):
-            for other in openers[index + 1 :]:
-                if opener.startswith(other) or other.startswith(opener):
-                    raise ShapeError(f"the reasoning openers {opener!r} and {other!r} start alike: "
-                                     "which block opens would depend on the text after them")
-
-    @property
-    def pairs(self) -> tuple[tuple[str, str], ...]:
-        """Every (open, close) pair a block may be written with, the written one first."""
-        return ((self.open, self.close), *self.also)
-
-
-@dataclass(frozen=True)
-class Section:
-    """Literals around all the calls of one turn (DeepSeek's, Kimi's, MiniMax's section).
-
-    alone: a call may also open without the section around it (the reader
-    accepts it; the writer always writes the section).
-    """
-
-    open: str
-    close: str
-    head: str = ""  # what the writer puts after open (layout)
-    tail: str = ""  # what the writer puts before close (layout)
-    alone: bool = False
-
-
-@dataclass(frozen=True)
-class Call:
-    """Literals around one call.
-
-    open: the literal that opens a call ("" for a bare JSON value); close:
-    the literal that ends it ("" when the body's own bracket ends it).
-    head/tail: what the writer puts between open and the body and between
-    the body and close; its non-blank parts are literals the reader requires
-    (InternLM2's ``<|plugin|>``), its whitespace is layout the reader allows
-    in any amount. also_opens: other literals a call may open with, read and
-    never written (GigaChat 3's call turn). marker: the literal a reader
-    looks for when it is not open (firefunction's ``functools[`` reaches
-    into the body's bracket). refused: literals that, right after open,
-    open a region the reader refuses, each with the reason (InternLM2's
-    code-interpreter action, a list where one object belongs).
-    """
-
-    open: str = ""
-    close: str = ""
-    head: str = ""
-    tail: str = ""
-    also_opens: tuple[str, ...] = ()
-    marker: str | None = None
-    refused: tuple[tuple[str, str], ...] = ()
-    cut_after: int | None = None  # as ``Opener.cut_after``, for the derived opener
 
 
 Name = NameKey | NameBetween | Invoke | HandWritten

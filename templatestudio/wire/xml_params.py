@@ -10,7 +10,8 @@ declarations write, the way ``tagged_json`` reads JSON bodies.
 No escaping exists on these wires, so a value may hold the wire's own
 markers. Where a value ends is decided by what the template writes after
 it (``ValueEnds``), the same way here and in the extent that finds the
-call's end (``ValueAwareExtent``), so a stream and a whole reply agree:
+call's end (``wire.xml_extent.ValueAwareExtent``), so a stream and a whole
+reply agree:
 
 - a CLOSE ends the value only when what follows it (after whitespace) is
   the next structure the template writes: another parameter's opening tag,
@@ -35,8 +36,8 @@ parameters and its closing tag), ``parameter_ends`` (the rule above, built
 from the declarations), ``holds_boundary`` (whether a value written by the
 template would end early) and ``xml_limits`` (what such a wire cannot carry).
 GLM's arg_key/arg_value wire declares boundaries of its own with
-``value_ends`` and reads them with the same ``find_boundary``,
-``checked_value`` and ``ValueAwareExtent``.
+``value_ends`` and reads them with the same ``find_boundary`` and
+``checked_value``; the extents of both are ``wire.xml_extent``'s.
 
 Not handled: a value holding the template's boundary itself (a CLOSE then,
 after whitespace, an opening tag or the element's and call's closing; a
@@ -65,7 +66,7 @@ import regex
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.arguments import XmlParameters
-from templatestudio.wire.base import WS, CallSyntaxError, Extent, WireLimit, any_string
+from templatestudio.wire.base import WS, CallSyntaxError, WireLimit, any_string
 
 TAG_CHARS = r"[^<>\n]"  # what a key or name inside a tag may hold, by default
 _SPACE = re.compile(f"{WS}*")
@@ -248,76 +249,6 @@ def read_invoke(
     if not region.startswith(name.close, position):
         raise CallSyntaxError(f"expected {name.close} or another parameter at offset {position}")
     return ParsedToolCall(head.group(1), arguments), position + len(name.close)
-
-
-class ValueAwareExtent(Extent):
-    """Ends just past ``close``, found outside values: a value's own markers do not end the call.
-
-    Outside a value it looks for value_open (a regex: the tag a value follows)
-    or close, passing over whole what passed_over matches (a regex: GLM's
-    ``<arg_key>…</arg_key>``, whose text is the key's own); inside one, for
-    the value's boundary (``ValueEnds``), waiting while the text so far
-    cannot tell. Each character is searched once but for the few a boundary
-    still arriving makes it look at again.
-    """
-
-    def __init__(self, skip: int, value_open: str, close: str, ends: ValueEnds, passed_over: str | None = None) -> None:
-        self._outside = _outside(value_open, close, passed_over)
-        self._ends = ends
-        self.close = close
-        self.position = skip
-        self.in_value = False
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        position = start + self.position
-        length = len(buffer)
-        try:
-            while True:
-                if self.in_value:
-                    boundary = find_boundary(buffer, position, length, self._ends, final)
-                    if not isinstance(boundary, Boundary):
-                        if boundary == -1:
-                            self.examined += length - position
-                            position = length
-                        else:
-                            self.examined += boundary - position
-                            position = boundary
-                        return None
-                    self.examined += boundary.resume - position
-                    position, self.in_value = boundary.resume, False
-                    continue
-                found = self._outside.search(buffer, position, length, partial=not final)
-                if found is None:
-                    self.examined += length - position
-                    position = length
-                    return None
-                if found.partial:
-                    self.examined += found.start() - position
-                    position = found.start()
-                    return None
-                self.examined += found.end() - position
-                position = found.end()
-                if found.group("value") is not None:
-                    self.in_value = True
-                elif found.group("over") is None:
-                    return position
-        finally:
-            self.position = position - start
-
-
-@functools.lru_cache(maxsize=None)
-def _outside(value_open: str, close: str, passed_over: str | None) -> regex.Pattern:
-    over = f"(?P<over>{passed_over})|" if passed_over else "(?P<over>(?!))|"
-    return regex.compile(f"(?P<value>{value_open})|{over}{re.escape(close)}", regex.S)
-
-
-def parameter_extent(skip: int, shape: XmlParameters, element_close: str, call_close: str | None,
-                     after_call: tuple[str, ...] = (), key_chars: str = TAG_CHARS) -> ValueAwareExtent:
-    """The extent of an element of parameters: closed by call_close, or by element_close when bare."""
-    tag = f"{re.escape(shape.open)}{key_chars}+{re.escape(shape.name_close)}"
-    ends = parameter_ends(shape, element_close, call_close, after_call, key_chars)
-    return ValueAwareExtent(skip, tag, call_close or element_close, ends)
 
 
 def holds_boundary(value: str, head: str, ends: ValueEnds, tail: str) -> bool:

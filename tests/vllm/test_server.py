@@ -33,8 +33,8 @@ from standins import (
     LEAK_QUESTION,
     call_message,
     conversations,
-    expected_call_content,
     result_message,
+    served_split,
     tools_as_sent,
 )
 from templatestudio import UnparsedToolCall
@@ -55,9 +55,21 @@ def served(request, trained_standin):
 
 
 def raw_reply(server: Server, messages: list[dict]) -> str:
-    """What the model wrote, untouched: with tool_choice "none" the plugin passes text through."""
-    answer = ask(server, messages, tool_choice="none", skip_special_tokens=False)
-    return answer["choices"][0]["message"]["content"]
+    """What the model wrote, untouched: the chat prompt (``/tokenize``) completed by ``/v1/completions``.
+
+    The completions endpoint runs neither parser, so the reasoning block and
+    the call markup stand as the model wrote them (the chat endpoint would
+    split the reasoning off even with tool_choice "none").
+    """
+    status, rendered = server.post("/tokenize", {"model": str(server.model_dir), "messages": messages,
+                                                 "tools": tools_as_sent(), "add_generation_prompt": True})
+    assert status == 200, rendered
+    status, answer = server.post("/v1/completions", {
+        "model": str(server.model_dir), "prompt": rendered["tokens"], "temperature": 0, "max_tokens": 160,
+        "skip_special_tokens": False,
+    })
+    assert status == 200, answer
+    return answer["choices"][0]["text"]
 
 
 def test_the_server_renders_the_prompts_the_stand_in_was_trained_on(served):
@@ -81,7 +93,7 @@ def test_a_call_non_streaming_is_the_packages_own_reading(served):
     (call,) = choice["message"]["tool_calls"]
     assert call["type"] == "function" and call["id"].startswith("chatcmpl-tool-")
     assert (call["function"]["name"], json.loads(call["function"]["arguments"])) == ("get_exchange_rate", EUR_JPY)
-    assert choice["message"]["content"] == expected_call_content(family)
+    assert (choice["message"]["reasoning"], choice["message"]["content"]) == served_split(family.call_text, family)
     text = raw_reply(server, QUESTION)
     assert text == family.call_text  # the stand-in wrote what it was trained to write
     reply = read_tool_calls(text, FORMATS[family.format])
@@ -101,6 +113,7 @@ def test_a_call_streaming_equals_the_non_streamed_answer(served):
     assert call["name"] == expected["function"]["name"]
     assert json.loads(call["arguments"]) == json.loads(expected["function"]["arguments"]) == EUR_JPY
     assert streamed["content"] == (whole["message"]["content"] or "")
+    assert streamed["reasoning"] == (whole["message"]["reasoning"] or "")
     for fragment in streamed["content_fragments"]:  # no piece of the call ever shows as content
         assert "<tool_call" not in fragment and '"name"' not in fragment, fragment
 
@@ -109,13 +122,15 @@ def test_the_follow_up_turn_with_the_result_gets_the_answer(served):
     family, _, server = served
     first = ask(server, QUESTION)["choices"][0]["message"]
     call_id = first["tool_calls"][0]["id"]
-    follow_up = [*QUESTION, call_message(first["content"], call_id), result_message(call_id)]
+    follow_up = [*QUESTION, call_message(first["content"], call_id, first["reasoning"]), result_message(call_id)]
     choice = ask(server, follow_up)["choices"][0]
     assert choice["finish_reason"] == "stop"
-    assert choice["message"]["content"] == family.answer_text
+    reasoning, content = served_split(family.answer_text, family)
+    assert (choice["message"]["reasoning"], choice["message"]["content"]) == (reasoning, content)
     assert not choice["message"].get("tool_calls")
     streamed = joined(server.stream(body(server, follow_up)))
-    assert (streamed["content"], streamed["calls"], streamed["finish_reason"]) == (family.answer_text, [], "stop")
+    assert (streamed["reasoning"], streamed["content"], streamed["calls"], streamed["finish_reason"]) == (
+        reasoning or "", content or "", [], "stop")
 
 
 def test_a_broken_call_comes_back_as_content_with_a_warning(served):
@@ -156,12 +171,13 @@ def test_the_recorded_exchange_is_what_the_server_answers(served):
     first = ask(server, QUESTION)
     message = first["choices"][0]["message"]
     call_id = message["tool_calls"][0]["id"]
-    follow_up = [*QUESTION, call_message(message["content"], "chatcmpl-tool-…"), result_message("chatcmpl-tool-…")]
-    sent_follow_up = [*QUESTION, call_message(message["content"], call_id), result_message(call_id)]
+    follow_up = [*QUESTION, call_message(message["content"], "chatcmpl-tool-…", message["reasoning"]),
+                 result_message("chatcmpl-tool-…")]
+    sent_follow_up = [*QUESTION, call_message(message["content"], call_id, message["reasoning"]), result_message(call_id)]
     request = {k: v for k, v in body(server, QUESTION).items() if k != "model"}
     entry = {
         "rendered_prompt": trained.prompts[0],
-        # what the model wrote, untouched (tool_choice "none" passes it through)
+        # what the model wrote, untouched (/v1/completions on the same prompt: no parser runs)
         "raw_replies": {"call": raw_reply(server, QUESTION), "broken_call": raw_reply(server, LEAK_QUESTION)},
         "request": request,
         "response": _normalized(first),

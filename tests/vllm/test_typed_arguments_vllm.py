@@ -15,7 +15,7 @@ from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionReque
 from templatestudio.calls import ParsedToolCall
 from templatestudio.corpus import corpus_dir
 from templatestudio.formats import FORMATS
-from templatestudio.integrations.vllm import TemplateStudioToolParser
+from tests.vllm.parsers import without_reasoning_parser
 
 from oracle import same_json  # tests/ is on sys.path, as for every test file
 
@@ -43,13 +43,13 @@ def test_whole_and_streamed_replies_carry_typed_arguments(name, template):
     tokenizer = StubTokenizer(template, (corpus_dir() / "templates" / f"{template}.jinja").read_text(encoding="utf-8"))
     request = ChatCompletionRequest(model="stand-in", messages=[{"role": "user", "content": "Wake me"}], tools=[TOOL])
     text = "Setting it.\n" + fmt.write_call(ParsedToolCall("set_alarm", WRITTEN))
-    parser = TemplateStudioToolParser(tokenizer)
+    parser = without_reasoning_parser(tokenizer)
     assert parser.format is fmt
     info = parser.extract_tool_calls(text, request)
     assert [call.function.name for call in info.tool_calls] == ["set_alarm"]
     assert same_json(json.loads(info.tool_calls[0].function.arguments), TYPED)
 
-    streaming, previous, arguments = TemplateStudioToolParser(tokenizer), "", []
+    streaming, previous, arguments = without_reasoning_parser(tokenizer), "", []
     messages = []
     for index in range(0, len(text), 3):
         delta = text[index : index + 3]

@@ -1,0 +1,185 @@
+"""Where a bracketed value that follows a call's opener ends: ``ValueExtent`` (see ``base.Extent``).
+
+For formats whose call is a JSON or Python value with no closing tag of its
+own (Llama 3's JSON, Mistral's ``[TOOL_CALLS]`` list, Phi-4-mini, xLAM,
+GigaChat, pythonic lists): the region ends where the first bracketed value
+after the opener closes, stepping over strings. Its end is a bracket, which
+strings hold too, so it cannot wait for a closer as ``TagExtent`` does: it
+scans each chunk as it comes, resumably, with compiled regexes.
+
+Not handled: strings in triple quotes; comments inside JSON.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from templatestudio.wire.base import Extent, FoundJSON
+from templatestudio.wire.json_scan import (
+    PYTHON_STRING_BODY, escape_resume_point, json_string_end, json_value_at, may_close,
+)
+
+
+@functools.lru_cache(maxsize=None)
+def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple[re.Pattern, re.Pattern, re.Pattern]:
+    """(inside the value: brackets and quotes; before it: unit and bracket first characters;
+    inside a JSON-quoted value: the run of text and whole strings up to the next bracket or open string)."""
+    inside = re.compile("[" + re.escape(brackets + quotes) + "]")
+    firsts = {unit[0] for unit in units} | set(brackets[0::2])
+    cross = re.compile(r'(?:[^"' + re.escape(brackets) + r']++|"(?:[^"\\]++|\\.)*+")*+', re.S)
+    return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]"), cross
+
+
+@functools.lru_cache(maxsize=None)
+def _head_pairs(units: tuple[str, ...], stops: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """What ``ValueExtent._head_step`` tries, in order: each head unit, then each stop literal."""
+    return tuple(("unit", unit) for unit in units) + tuple(("stop", stop) for stop in stops)
+
+
+class ValueExtent(Extent):
+    """Ends just past the bracketed value that follows the opener.
+
+    skip: characters to pass over first (the opener's literal); quotes:
+    "json" (``"`` strings) or "python" (``'`` and ``"`` strings); brackets:
+    the pairs that nest. Before the value opens, head_units are passed over
+    whole (Mistral's ``[ARGS]`` is not a bracket), and a stop_at literal
+    ends the region just before it (the next call's marker). Quotes before
+    the value opens are ordinary characters.
+    """
+
+    def __init__(
+        self,
+        skip: int,
+        *,
+        quotes: str = "json",
+        brackets: str = "[]{}",
+        head_units: tuple[str, ...] = (),
+        stop_at: tuple[str, ...] = (),
+    ) -> None:
+        self.position = skip
+        self._skip = skip
+        self.depth = 0
+        self.quote: str | None = None
+        self.examined = 0
+        self._quotes = "\"'" if quotes == "python" else '"'
+        self._json = quotes != "python"
+        self._opening = brackets[0::2]
+        self._units = head_units
+        self._stops = stop_at
+        self._head_units = _head_pairs(head_units, stop_at)
+        self._inside, self._head, self._cross = _value_patterns(brackets, self._quotes, head_units + stop_at)
+
+    def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
+        """(index, closed): just past the string, or where to resume while it is open."""
+        if self._quotes == '"':
+            end = json_string_end(buffer, position)
+            return (escape_resume_point(buffer, position), False) if end == -1 else (end, True)
+        end = PYTHON_STRING_BODY[self.quote].match(buffer, position).end()
+        if end >= len(buffer) or buffer[end] == "\\":  # open, or a lone backslash awaiting its pair
+            return end, False
+        # Past the closing quote; a newline (which ends no string) breaks the
+        # value, and the region ends there for the reader to refuse.
+        return (end + 1 if buffer[end] == self.quote else end), True
+
+    def _head_step(self, buffer: str, at: int, final: bool) -> tuple[str, int]:
+        """What starts at buffer[at] before the value opens: unit, stop, open, wait or skip."""
+        for kind, unit in self._head_units:
+            if buffer.startswith(unit, at):
+                return kind, at + len(unit)
+            if not final and len(buffer) - at < len(unit) and unit.startswith(buffer[at : at + len(unit)]):
+                return "wait", at
+        return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self.position == self._skip and self._json and not self.depth and self.quote is None:
+            at = start + self._skip
+            if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
+                    and may_close(buffer, at)):
+                found = json_value_at(buffer, at)
+                if found is not None:  # a whole value: its end is where the bracket count closes
+                    self.found = FoundJSON(at - start, found[0], found[1] - start)
+                    self.examined += found[1] - start
+                    return found[1]
+        position = start + self.position
+        length = len(buffer)
+        try:
+            while True:
+                if self.quote is not None:
+                    if self._json:  # the string scan written in: a stream asks once per chunk
+                        quote = buffer.find('"', position)
+                        if quote > position and buffer[quote - 1] == "\\":
+                            end = json_string_end(buffer, position)  # backslashes before it: counted there
+                        else:
+                            end = -1 if quote == -1 else quote + 1
+                        if end == -1:
+                            end = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
+                            self.examined += end - position
+                            position = end
+                            return None
+                    else:
+                        end, closed = self._string_end(buffer, position)
+                        if not closed:
+                            self.examined += end - position
+                            position = end
+                            return None
+                    self.examined += end - position
+                    position, self.quote = end, None
+                if not self.depth:
+                    found = self._head.search(buffer, position)
+                    if found is None:
+                        self.examined += length - position
+                        position = length
+                        return None
+                    kind, after = self._head_step(buffer, found.start(), final)
+                    self.examined += after - position
+                    if kind == "wait":
+                        position = found.start()
+                        return None
+                    if kind == "stop":
+                        position = found.start()
+                        return position
+                    if kind == "open" and self._json and buffer[found.start()] in "{[" and may_close(buffer, found.start()):
+                        # The value opens after a head (Mistral's NAME[ARGS]): the
+                        # decoder's quick path applies here as at the start.
+                        whole = json_value_at(buffer, found.start())
+                        if whole is not None:
+                            self.found = FoundJSON(found.start() - start, whole[0], whole[1] - start)
+                            self.examined += whole[1] - after
+                            position = whole[1]
+                            return position
+                    position = after
+                    if kind == "open":
+                        self.depth = 1
+                    continue
+                if self._json:
+                    # Text and whole strings are crossed in one C-speed match, up
+                    # to the next bracket or a string still open.
+                    end = self._cross.match(buffer, position).end()
+                    if end == length:
+                        self.examined += end - position
+                        position = end
+                        return None
+                    token = buffer[end]
+                    end += 1
+                    self.examined += end - position
+                    position = end
+                else:
+                    found = self._inside.search(buffer, position)
+                    if found is None:
+                        self.examined += length - position
+                        position = length
+                        return None
+                    self.examined += found.end() - position
+                    position = found.end()
+                    token = found.group()
+                if token in self._quotes:
+                    self.quote = token
+                elif token in self._opening:
+                    self.depth += 1
+                else:
+                    self.depth -= 1
+                    if self.depth == 0:
+                        return position
+        finally:
+            self.position = position - start
