@@ -238,6 +238,14 @@ def code_call(results: Results, sizes: Sizes) -> None:
     Each JSON-bodied format's reader, against json.loads on the same
     arguments, timed in alternation; the stream is fed CODE_CHUNK characters
     at a time. Goals: 0.6 of json.loads's speed, both ways.
+
+    Not met, and shown NO by ``make bench``: the stream of a format whose
+    call ends at a bracket (llama3-json, mistral, gigachat, firefunction-v2,
+    phi4-mini, xlam). Its end is a bracket, which strings hold too, so each
+    chunk is scanned for it (``wire.value_extent``) and the value is then
+    decoded once: scan plus decode sits at 0.47-0.51 of json.loads
+    (``python bench/big_code.py``, 2 cores). Within bench-smoke's 2x slack
+    it passes; a tag-ended format waits for its closer and decodes once.
     """
     rows = results.tables.setdefault("one call with a big string argument of code", [])
     for fmt in w.formats():
@@ -246,7 +254,10 @@ def code_call(results: Results, sizes: Sizes) -> None:
         reply = w.one_big_call(fmt, sizes.big, code=True)
         pieces = w.chunks(reply.text, CODE_CHUNK)
         read, loads = _paired(lambda: w.read_ours(reply.text, fmt), lambda: json.loads(reply.payload), sizes)
-        streamed, again = _paired(lambda: stream_ours(fmt, pieces), lambda: json.loads(reply.payload), sizes)
+        # The stream's ratio is the noisiest of the two (hundreds of feeds): it gets
+        # the streams' longer budget, as the streams against ResponseParser do.
+        streamed, again = _paired(lambda: stream_ours(fmt, pieces), lambda: json.loads(reply.payload),
+                                  dataclasses.replace(sizes, budget=sizes.stream_budget))
         loads = min(loads, again)
         rows.append({"format": fmt.name, "MB": len(reply.text) / 1e6, "read": read, "stream": streamed,
                      "json.loads": loads, "ours ok": verdict(lambda: w.read_ours(reply.text, fmt), reply.calls),

@@ -28,7 +28,6 @@ from templatestudio.integrations.served import read_reply
 from templatestudio.integrations.served_reasoning import (
     ReasoningSplit,
     closes_reasoning,
-    prompt_opens,
     split_reply,
 )
 
@@ -128,9 +127,9 @@ def test_the_prompt_decides_whether_a_block_is_open_or_skipped():
     for name in REASONING_FORMATS:
         fmt = FORMATS[name]
         for opener, closer in fmt.reasoning_pairs:
-            found = prompt_opens(fmt, f"user turn{opener}\n")  # a pair whose opener ends the prompt
+            found = fmt.opened_reasoning(f"user turn{opener}\n")  # a pair whose opener ends the prompt
             assert found in fmt.reasoning_pairs and opener.endswith(found[0]), (name, opener, found)
-            assert prompt_opens(fmt, f"{opener}x{closer}\n\n") is None
+            assert fmt.opened_reasoning(f"{opener}x{closer}\n\n") is None
             assert closes_reasoning(fmt, f"turn{opener}\n\n{closer}\n\n")
             assert not closes_reasoning(fmt, f"earlier{closer} then the user asks")
             assert not closes_reasoning(fmt, f"turn{opener}\n")

@@ -64,12 +64,23 @@ __all__ = [
     "named_served_format",
     "leak",
     "read_reply",
+    "request_tools",
     "strict_from_environment",
 ]
 
 STRICT_VARIABLE = "TEMPLATESTUDIO_VLLM_STRICT"
 # A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
 logger = logging.getLogger("vllm.templatestudio")
+
+
+def request_tools(request) -> list[dict] | None:
+    """A chat request's tools as dicts (vLLM hands pydantic models), or None when it has none.
+
+    Duck-typed on ``request.tools`` so that this module needs no vLLM; both
+    parsers hand the result to the reader, where it types text-valued arguments.
+    """
+    tools = getattr(request, "tools", None)
+    return [tool.model_dump() if hasattr(tool, "model_dump") else tool for tool in tools] if tools else None
 
 
 

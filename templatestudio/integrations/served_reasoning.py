@@ -23,9 +23,9 @@ the split is the one the reader and the stream make.
 
 Whether the prompt already opened a block (Qwen3's ``<think>\\n``
 generation prompt, DeepSeek's ``<think>``) is ``opened``: the pair
-``Format.opened_reasoning`` finds at the prompt's end. ``prompt_opens``
-finds it from a prompt's text, ``rendered_prompt`` renders the prompt a
-request asks for with the served template.
+``Format.opened_reasoning`` finds at the end of a prompt's text;
+``rendered_prompt`` renders the prompt a request asks for with the served
+template.
 
 Not handled: a block that opens after visible text is content (as for the
 reader); a request whose messages the template cannot render gets no
@@ -40,7 +40,7 @@ from templatestudio.events import ReasoningDelta
 from templatestudio.formats import Format
 from templatestudio.templates import ChatTemplate
 
-__all__ = ["ReasoningSplit", "closes_reasoning", "prompt_opens", "rendered_prompt", "split_reply"]
+__all__ = ["ReasoningSplit", "closes_reasoning", "rendered_prompt", "split_reply"]
 
 Pair = tuple[str, str]
 
@@ -120,11 +120,6 @@ def split_reply(text: str, fmt: Format, *, opened: Pair | None = None) -> tuple[
     reasoning = split.feed(text)
     more, content = split.close()
     return (reasoning + more) or None, content or None
-
-
-def prompt_opens(fmt: Format, prompt: str | None) -> Pair | None:
-    """The reasoning pair a prompt left open at its end (its generation prompt), or None."""
-    return fmt.opened_reasoning(prompt)
 
 
 def closes_reasoning(fmt: Format, text: str) -> bool:

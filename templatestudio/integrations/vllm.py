@@ -79,6 +79,7 @@ from templatestudio.integrations.served import (  # noqa: E402
     leak,
     named_served_format,
     read_reply,
+    request_tools,
     strict_from_environment,
 )
 
@@ -90,11 +91,6 @@ _ID_CHARACTERS = string.ascii_letters + string.digits
 
 def _tools_off(request) -> bool:
     return not getattr(request, "tools", None) or getattr(request, "tool_choice", None) == "none"
-
-
-def _tools(request) -> list[dict]:
-    """The request's tools as dicts (vLLM hands its pydantic tool models), to type text-valued arguments."""
-    return [tool.model_dump() if hasattr(tool, "model_dump") else tool for tool in request.tools]
 
 
 def _arguments(call) -> str:
@@ -137,7 +133,7 @@ class TemplateStudioToolParser(ToolParser):
         if _tools_off(request):
             return unchanged
         try:
-            content, calls = read_reply(model_output, self.format, tools=_tools(request),
+            content, calls = read_reply(model_output, self.format, tools=request_tools(request),
                                         reasoning_taken=not self.skip_reasoning_parsing)
         except UnparsedToolCall as error:
             leak(error, self.format, self.strict)
@@ -164,7 +160,7 @@ class TemplateStudioToolParser(ToolParser):
             return DeltaMessage(content=delta_text) if delta_text else None
         key = getattr(request, "request_id", None) or id(request)
         if key not in self._streams:
-            self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=_tools(request),
+            self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=request_tools(request),
                                              reasoning_taken=not self.skip_reasoning_parsing)
         self._last_stream = key
         return self._message(*self._streams[key].feed(delta_text))

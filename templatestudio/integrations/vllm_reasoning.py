@@ -48,12 +48,11 @@ from collections.abc import Sequence
 from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser, ReasoningParserManager
 
-from templatestudio.integrations.served import detect_served_format, logger
+from templatestudio.integrations.served import detect_served_format, logger, request_tools
 from templatestudio.integrations.vllm import named_parser, parser_names
 from templatestudio.integrations.served_reasoning import (
     ReasoningSplit,
     closes_reasoning,
-    prompt_opens,
     rendered_prompt,
     split_reply,
 )
@@ -67,11 +66,6 @@ PROMPT_TAIL_TOKENS = 64
 
 def _messages(request) -> list[dict]:
     return [m.model_dump(exclude_none=True) if hasattr(m, "model_dump") else dict(m) for m in request.messages]
-
-
-def _tools(request) -> list[dict] | None:
-    tools = getattr(request, "tools", None)
-    return [tool.model_dump() if hasattr(tool, "model_dump") else tool for tool in tools] if tools else None
 
 
 class TemplateStudioReasoningParser(ReasoningParser):
@@ -117,7 +111,7 @@ class TemplateStudioReasoningParser(ReasoningParser):
     def set_prompt_token_ids(self, prompt_token_ids: Sequence[int]) -> None:
         """vLLM 0.33 hands the rendered prompt before a whole reply is read."""
         self._prompt_seen = True
-        self._opened = prompt_opens(self.format, self._prompt_text(prompt_token_ids)) if prompt_token_ids else None
+        self._opened = self.format.opened_reasoning(self._prompt_text(prompt_token_ids)) if prompt_token_ids else None
 
     def adjust_initial_state_from_prompt(self, prompt_token_ids: Sequence[int]) -> None:
         self.set_prompt_token_ids(prompt_token_ids)
@@ -127,14 +121,14 @@ class TemplateStudioReasoningParser(ReasoningParser):
         variables = {**self.variables, **(getattr(request, "chat_template_kwargs", None) or {})}
         try:
             prompt = rendered_prompt(
-                as_template(self.model_tokenizer), _messages(request), tools=_tools(request),
+                as_template(self.model_tokenizer), _messages(request), tools=request_tools(request),
                 add_generation_prompt=getattr(request, "add_generation_prompt", True), variables=variables,
             )
         except Exception as error:  # noqa: BLE001 - any template error: read the reply as if nothing opened
             logger.warning("templatestudio: the request's prompt does not render (%s); "
                            "a reasoning block it opened is read as content", error)
             return None
-        return prompt_opens(self.format, prompt)
+        return self.format.opened_reasoning(prompt)
 
     # -- the reply -------------------------------------------------------------------------
 

@@ -106,14 +106,10 @@ class ValueExtent(Extent):
         try:
             while True:
                 if self.quote is not None:
-                    if self._json:  # the string scan written in: a stream asks once per chunk
-                        quote = buffer.find('"', position)
-                        if quote > position and buffer[quote - 1] == "\\":
-                            end = json_string_end(buffer, position)  # backslashes before it: counted there
-                        else:
-                            end = -1 if quote == -1 else quote + 1
+                    if self._json:
+                        end = json_string_end(buffer, position)
                         if end == -1:
-                            end = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
+                            end = escape_resume_point(buffer, position)
                             self.examined += end - position
                             position = end
                             return None
