@@ -130,6 +130,7 @@ class Machine(CallSteps):
         self.markers = self._regions.markers  # the leaks a survey (record) found
         spacing = fmt.spacing if fmt is not None and layout and not record else ""
         self._layout = Layout(spacing, blocks=reasoning_layout) if spacing else None
+        self._laid: list[Event] = []  # events already through the layout, before the outbox's (see _start_of_reply)
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str) -> list[Event]:
@@ -192,7 +193,9 @@ class Machine(CallSteps):
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
                 self._open_region(trying.format, trying.opener)
         self._run(False)
-        return self._out.take() if self._layout is None else self._layout.feed(self._out.take())
+        if self._layout is None:
+            return self._out.take()
+        return self._laid_out(self._layout.feed(self._out.take()))
 
     def close(self) -> list[Event]:
         if self._closed:
@@ -201,7 +204,7 @@ class Machine(CallSteps):
         self._run(True)
         if self._layout is None:
             return self._out.take()
-        last = self._layout.feed(self._out.take()) + self._layout.close()
+        last = self._laid_out(self._layout.feed(self._out.take())) + self._layout.close()
         return merge_deltas(last) if len(last) > 1 else last
 
     @property
@@ -221,6 +224,13 @@ class Machine(CallSteps):
         text or call settle (a call's event waits for the call to close).
         """
         return self._mode is TEXT or self._mode is DECIDE or self._mode is REGION
+
+    def _laid_out(self, events: list[Event]) -> list[Event]:
+        """events after those a block's opening already passed through the layout."""
+        if not self._laid:
+            return events
+        laid, self._laid = self._laid, []
+        return merge_deltas(laid + events)
 
     # -- settling -----------------------------------------------------------------
     def _emit(self, kind: type, end: int) -> None:
@@ -261,14 +271,23 @@ class Machine(CallSteps):
         buffer = self._buffer
         first = _SPACE_RUN.match(buffer, self._at).end()
         self.examined += first - self._at
-        self._emit(TextDelta, first)
         if first == len(buffer):
+            self._emit(TextDelta, first)
             return False
         head = buffer[first : first + self._head]
         opener = self._blocks.open(head, self._base + first)
         if opener:
+            self._emit(TextDelta, first)
+            layout = self._layout
+            if layout is not None and layout.blocks:
+                # A block that holds nothing sends no reasoning delta, so the layout
+                # is told here that one opened; the events before it go through the
+                # layout first, so that it learns this in the reply's order.
+                self._laid += layout.feed(self._out.take())
+                layout.block_opens()
             self._at, self._mode = first + opener, REASON
             return True
+        self._emit(TextDelta, first)
         if not final and self._blocks.may_open(head):
             return False
         starts = self._tables.starts_at_reply(head, final)

@@ -91,6 +91,22 @@ class Layout:
         # (two reasoning blocks with a newline between them): the events go out merged.
         return merge_deltas(out) if len(out) > 1 else out
 
+    def block_opens(self) -> None:
+        """A reasoning block opens here, after every event fed so far.
+
+        The machine calls this where it finds a block's opener, so a block
+        that holds nothing (``<think></think>``, or a reply cut after its
+        opener) is a block to the layout as one with reasoning is: the
+        whitespace held before it is dropped, and the text after it is text
+        after a structure. Only whitespace can be held here (a block opens
+        at the reply's start or after a block). A block with reasoning then
+        starts as usual with its first delta.
+        """
+        if self._in_block:
+            self._end_block()
+        self._held = ""
+        self._after_structure = True
+
     def close(self) -> list[Event]:
         """The end of the reply: trailing prose whitespace is the model's, a block's is not."""
         self._held_reasoning, self._in_block = "", False

@@ -105,3 +105,36 @@ def test_with_blocks_left_alone_only_the_whitespace_touching_a_call_goes(case):
     """The vLLM plugin's reading (reasoning_layout=False): reasoning and the text beside it stay as written."""
     chosen, cuts = case
     assert laid_out(chosen, cuts, blocks=False) == laid_out_whole(chosen, blocks=False)
+
+
+REASONING_FORMATS = [n for n in sorted(FORMATS) if get_format(n).reasoning and get_format(n).spacing]
+spaces = st.text(alphabet=st.sampled_from(list(" \n\t")), max_size=3)
+
+
+@settings(max_examples=300)
+@given(st.sampled_from(REASONING_FORMATS), st.lists(st.tuples(spaces, st.sampled_from(["", "a", " \n"])), min_size=1,
+       max_size=3), spaces, st.booleans(), st.lists(st.integers(1, 9), min_size=1, max_size=6))
+def test_a_block_that_holds_nothing_is_a_block_whole_and_streamed(name, blocks, before_text, closed, sizes):
+    """Whitespace beside a reasoning block is layout whether or not the block holds reasoning.
+
+    The oracle is the rule itself: the reasoning is the blocks' text without
+    their ends' whitespace, the content the prose as the model wrote it.
+    """
+    fmt = get_format(name)
+    opener, closer = fmt.reasoning
+    text = "".join(space + opener + inner + closer for space, inner in blocks)
+    if closed:
+        text += before_text + "Hi there"
+    else:
+        text += before_text + opener  # cut just after a block opened
+    whole = read_events(text, fmt)
+    stream, streamed, at = ToolCallStream(fmt), [], 0
+    while at < len(text):
+        size = sizes[at % len(sizes)]
+        streamed += stream.feed(text[at : at + size])
+        at += size
+    assert merge_deltas(streamed + stream.close()) == whole
+    reasoning = "".join(e.text for e in whole if type(e) is ReasoningDelta)
+    content = "".join(e.text for e in whole if type(e) is TextDelta)
+    assert reasoning == "".join(inner.strip(SPACE) for _, inner in blocks)
+    assert content == ("Hi there" if closed else "")
