@@ -131,6 +131,8 @@ class Machine(CallSteps):
         spacing = fmt.spacing if fmt is not None and layout and not record else ""
         self._layout = Layout(spacing, blocks=reasoning_layout) if spacing else None
         self._laid: list[Event] = []  # events already through the layout, before the outbox's (see _start_of_reply)
+        if self._blocks.opened and self._layout is not None and self._layout.blocks:
+            self._layout.block_opens()  # the prompt opened a block: the reply starts inside one
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str) -> list[Event]:
