@@ -273,13 +273,12 @@ class Machine(CallSteps):
         buffer = self._buffer
         first = _SPACE_RUN.match(buffer, self._at).end()
         self.examined += first - self._at
+        self._emit(TextDelta, first)
         if first == len(buffer):
-            self._emit(TextDelta, first)
             return False
         head = buffer[first : first + self._head]
         opener = self._blocks.open(head, self._base + first)
         if opener:
-            self._emit(TextDelta, first)
             layout = self._layout
             if layout is not None and layout.blocks:
                 # A block that holds nothing sends no reasoning delta, so the layout
@@ -289,7 +288,6 @@ class Machine(CallSteps):
                 layout.block_opens()
             self._at, self._mode = first + opener, REASON
             return True
-        self._emit(TextDelta, first)
         if not final and self._blocks.may_open(head):
             return False
         starts = self._tables.starts_at_reply(head, final)
