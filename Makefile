@@ -79,15 +79,19 @@ test-package: tokenizers vllm-sdist
 		--nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
 
 # vLLM 0.33.0's source release, unpacked (never committed): tests/test_vllm_names.py checks
-# that every tool-parser name it registers maps to a format or has its written reason.
+# that every tool-parser name it registers maps to a format or has its written reason, and
+# tests/vllm/test_vllm_cases.py reads the replies of its tool-parser tests (tests/tool_parsers,
+# tests/tool_use) with vLLM's parsers and ours.
 VLLM_SDIST_VERSION ?= 0.33.0
 VLLM_SDIST := .vllm-sdist/vllm-$(VLLM_SDIST_VERSION)
 .PHONY: vllm-sdist
-vllm-sdist: $(VLLM_SDIST)/vllm/tool_parsers/__init__.py
+vllm-sdist: $(VLLM_SDIST)/tests/tool_parsers/__init__.py
 
-$(VLLM_SDIST)/vllm/tool_parsers/__init__.py: | setup
+$(VLLM_SDIST)/tests/tool_parsers/__init__.py: | setup
 	$(BIN)/pip download --quiet --no-deps --no-binary vllm "vllm==$(VLLM_SDIST_VERSION)" -d .vllm-sdist
-	tar -xzf .vllm-sdist/vllm-$(VLLM_SDIST_VERSION).tar.gz -C .vllm-sdist vllm-$(VLLM_SDIST_VERSION)/vllm/tool_parsers
+	tar -xzf .vllm-sdist/vllm-$(VLLM_SDIST_VERSION).tar.gz -C .vllm-sdist vllm-$(VLLM_SDIST_VERSION)/vllm/tool_parsers \
+		vllm-$(VLLM_SDIST_VERSION)/tests/tool_parsers vllm-$(VLLM_SDIST_VERSION)/tests/tool_use \
+		vllm-$(VLLM_SDIST_VERSION)/examples
 	touch $@
 
 # What reads a clock, as a step of its own (CI runs it after make test):
@@ -142,8 +146,8 @@ vllm: $(VLLM_VENV)/.installed
 
 # The real-server test and the in-process plugin tests, then notebook 19 with
 # vLLM importable (its outputs must equal the run in .venv without vLLM).
-vllm-test: vllm tokenizers
-	TEMPLATESTUDIO_VLLM_TESTS=1 $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
+vllm-test: vllm tokenizers vllm-sdist
+	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(VLLM_TEST_ARGS)
 
 clean:

@@ -35,7 +35,7 @@ class Mode(Enum):
 
 # Module names for the modes and decisions the steps compare (see engine's).
 TEXT, REGION = Mode.TEXT, Mode.REGION
-OPENS, WAITS, CUT = Decision.OPENS, Decision.WAITS, Decision.CUT
+OPENS, WAITS, CUT, MALFORMED = Decision.OPENS, Decision.WAITS, Decision.CUT, Decision.MALFORMED
 
 
 class CallSteps:
@@ -62,6 +62,11 @@ class CallSteps:
             # is inside it: the rest is the cut call, or text a survey recorded.
             self._cut(*opening.chosen)
             return False
+        if decision is MALFORMED:
+            # Raises (a survey records it, and the literal is text below).
+            fmt, opener = opening.chosen
+            self._regions.refuse(fmt, opener, self._base + opening.anchor,
+                                 "what follows it is not a call this format reads, though its call markup follows")
         if not opening.from_start:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
             self.examined += len(literal)

@@ -184,11 +184,12 @@ class Machine(CallSteps):
             if end is None:
                 return []  # nothing is settled inside an open call, so no event waits
             self._end_region(end)
-        elif mode is DECIDE:
+        elif mode is DECIDE and self._opening.trying is not None:
             # An opening the automaton is still reading: its step is taken here,
             # and only once it is decided does _decide run (its read of the
-            # settled automaton then reads nothing).
-            trying = self._opening.trying  # set: a decision waits only on an automaton
+            # settled automaton then reads nothing). (Without one, the decision
+            # waits on a commitment: _decide looks again.)
+            trying = self._opening.trying
             self.examined += trying.read(buffer)
             if trying.verdict == MORE:
                 return []
@@ -324,7 +325,8 @@ class Machine(CallSteps):
                 self._out.add_merged(events)
                 self._at = end
                 return True
-        self._opening, self._mode = Opening(pairs, found.start(), False), DECIDE
+        self._opening = Opening(pairs, found.start(), False, self._tables.commits.get(found.group()))
+        self._mode = DECIDE
         return True
 
 

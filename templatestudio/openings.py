@@ -33,11 +33,14 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
+import regex
+
 from templatestudio.canonical_runs import RunShape
 from templatestudio.formats import FORMATS
 from templatestudio.resumable_match import MATCHED, MORE, Scan
+from templatestudio.literal_search import commitment, literal_search
 from templatestudio.run_shapes import run_shape
-from templatestudio.wire.base import Format, Opener
+from templatestudio.wire.base import MARKUP, Format, Opener
 
 # Held text up to this length is decided by the regex first (see Opening.decide).
 REGEX_FIRST_LOOK = 512
@@ -54,6 +57,7 @@ class Decision(Enum):
     WAITS = "more text is needed"
     PROSE = "the literal is prose"
     CUT = "the text ended inside an opening far enough in to be a call (Opening.chosen)"
+    MALFORMED = "no opener matches, but the format's own call markup follows the literal (Opening.chosen)"
 
 
 @dataclass(frozen=True)
@@ -63,12 +67,13 @@ class Tables:
     anywhere: dict[str, list[Pair]]  # literal -> the openers it may start, own format first
     start: list[Pair]  # openers that only open a reply
     start_literals: frozenset[str]
-    literals: re.Pattern  # any literal of ``anywhere``, longest first
+    literals: regex.Pattern  # any literal of ``anywhere`` that may open a call there, longest first
     longest: int
     first_chars: re.Pattern  # a first character of any literal
     starts: frozenset[str]  # every non-empty start of a literal, whole literals included
     proper_starts: frozenset[str]  # the starts shorter than their literal
     runs: RunShape | None  # the own format's run shape, if the rules give one
+    commits: dict[str, regex.Pattern]  # literal -> its commitment (``literal_search.commitment``), where it has one
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -95,15 +100,12 @@ class Tables:
         return None
 
 
-# Markup: an angle-bracketed or bar-delimited token, or a bracketed upper-case
-# word ([TOOL_CALLS]). A literal with none of it ({, [, ```json, Action:,
-# functools[) is text that a message body may hold as content.
-_MARKUP = re.compile(r"[<>|\uff5c]|\[[A-Z_]+\]")
 
 
+@functools.lru_cache(maxsize=None)  # asked for every format each time a harmony machine is made
 def opens_on_plain_text(fmt: Format) -> bool:
     """Whether some call of fmt opens on plain text: an opener whose literal holds no markup token."""
-    return any(_MARKUP.search(opener.literal) is None for opener in fmt.openers)
+    return any(MARKUP.search(opener.literal) is None for opener in fmt.openers)
 
 
 def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tuple[Format, ...]:
@@ -119,6 +121,10 @@ def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tup
         if not isinstance(item, Format):
             raise TypeError(f"a guard is a tuple of Format, got {type(item).__name__} {item!r} in it")
     return guard
+
+
+# How far past a literal its commitment looks for the format's own markup.
+COMMIT_LOOK = REGEX_FIRST_LOOK
 
 
 def watched(own: Format | None, guard: tuple[Format, ...]) -> list[Pair]:
@@ -140,12 +146,12 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     start = [pair for pair in pairs if pair[1].start_only]
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
+    commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}
     return Tables(
         anywhere=anywhere,
         start=start,
         start_literals=frozenset(opener.literal for _, opener in start),
-        # The class in front lets the search skip to a possible first character at C speed.
-        literals=re.compile(f"(?=[{firsts}])(?:{'|'.join(map(re.escape, literals))})") if literals else never,
+        literals=literal_search(anywhere, literals, set(commits)) if literals else never,
         longest=max(map(len, literals), default=0),
         # For the end of a chunk: which tails could still grow into a literal
         # (looked up in a set, at the few places a literal's first character stands).
@@ -153,6 +159,7 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         starts=frozenset(item[:size] for item in literals for size in range(1, len(item) + 1)),
         proper_starts=frozenset(item[:size] for item in literals for size in range(1, len(item))),
         runs=None if own is None else run_shape(own, owners),
+        commits=commits,
     )
 
 
@@ -195,10 +202,11 @@ class Opening:
     stands at the start of the reply (a start-only opener's place).
     """
 
-    __slots__ = ("pairs", "anchor", "from_start", "next", "trying", "undecided", "chosen")
+    __slots__ = ("pairs", "anchor", "from_start", "commit", "next", "trying", "undecided", "chosen")
 
-    def __init__(self, pairs: list[Pair], anchor: int, from_start: bool) -> None:
+    def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None) -> None:
         self.pairs = pairs
+        self.commit = commit
         self.anchor = anchor
         self.from_start = from_start
         self.next = 0
@@ -255,8 +263,32 @@ class Opening:
         if cut is not None:
             self.chosen = (cut.format, cut.opener)
             return Decision.CUT, work
-        return Decision.PROSE, work
+        if self.commit is None:
+            return Decision.PROSE, work
+        return self._committed(buffer, final, work)
+
+    def _committed(self, buffer: str, final: bool, work: int) -> tuple[Decision, int]:
+        """No opener matched: MALFORMED where the format's markup follows the literal, else PROSE.
+
+        The look ends COMMIT_LOOK characters past the literal whatever the
+        chunking (the end of that window counts as the end of the text), so
+        a stream decides as the whole text does.
+        """
+        anchor = self.anchor
+        limit = anchor + COMMIT_LOOK
+        found = self.commit.match(buffer, anchor, min(len(buffer), limit), partial=True)
+        work += (found.end() if found is not None else anchor + 1) - anchor
+        if found is None:
+            return Decision.PROSE, work
+        if not found.partial:
+            inner = found.group()
+            self.chosen = next(((fmt, opener) for fmt, opener in self.pairs if fmt.wire is not None
+                                and any(inner.endswith(item) for item in fmt.wire.inner_literals)), self.pairs[0])
+            return Decision.MALFORMED, work
+        if final or len(buffer) >= limit:
+            return Decision.PROSE, work
+        return Decision.WAITS, work
 
 
-__all__ = ["Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of",
+__all__ = ["COMMIT_LOOK", "Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of",
            "opens_on_plain_text", "tables", "watched"]

@@ -46,6 +46,7 @@ READER_KNOWN: dict[str, tuple[str, ...]] = {
     "malformed call: an opened call that does not parse raises UnparsedToolCall (marker, offset, reason); "
     "the fixture accepts only no call or the markup passed through as content": (
         "deepseek/vllm-v3-malformed-missing-brace",
+        "deepseek/vllm-v3-malformed-missing-call-tokens",
         "gemma4/vllm-malformed-no-brace",
     ),
     "Kimi K2: the fixture expects the model's text inside the calls section dropped and the call read; "

@@ -110,16 +110,20 @@ def assert_calls(events, expected) -> None:
 # --- 1. which formats open on plain text, and whose default guard leaves them out ----------------------
 
 def test_the_formats_that_open_on_plain_text():
+    # muse-atem's to=RECIPIENT header is plain text too (its own reader watches it first, as harmony's).
     assert {fmt.name for fmt in PLAIN} == {
-        "fenced-json", "llama3-json", "pythonic", "command-r-plus", "firefunction-v2", "phi4-mini", "xlam"}
+        "fenced-json", "llama3-json", "pythonic", "command-r-plus", "firefunction-v2", "phi4-mini", "xlam",
+        "muse-atem"}
     # Near misses of the rule: a bracketed token and a word followed by a token are markup.
     assert not opens_on_plain_text(FORMATS["mistral"])  # [TOOL_CALLS]
     assert "function call<|role_sep|>" in FORMATS["gigachat"].markers and not opens_on_plain_text(FORMATS["gigachat"])
     assert opens_on_plain_text(HARMONY)  # to= is its own: a harmony reader watches it first
 
 
-def test_only_harmony_addresses_its_calls():
-    assert [name for name, fmt in FORMATS.items() if fmt.wire is not None and fmt.wire.addressed] == ["harmony"]
+def test_only_harmony_and_muse_address_their_calls():
+    # Muse Spark's messages are addressed as harmony's are (to=NAME<|message|>).
+    assert [name for name, fmt in FORMATS.items() if fmt.wire is not None and fmt.wire.addressed] == [
+        "harmony", "muse-atem"]
 
 
 def test_the_default_guard_of_harmony_leaves_out_the_plain_text_formats_and_no_other_changes():
@@ -127,7 +131,9 @@ def test_the_default_guard_of_harmony_leaves_out_the_plain_text_formats_and_no_o
     assert Machine(HARMONY).guard == guard_of(None, HARMONY)
     assert guard_of(None) == REGISTRY
     for fmt in REGISTRY:
-        if fmt is not HARMONY:
+        if fmt.wire is not None and fmt.wire.addressed:
+            assert guard_of(None, fmt) == tuple(item for item in REGISTRY if item is fmt or not opens_on_plain_text(item))
+        elif fmt is not HARMONY:
             assert guard_of(None, fmt) == REGISTRY and Machine(fmt).guard == REGISTRY, fmt.name
     # A guard given explicitly is the guard, for harmony too.
     assert guard_of(REGISTRY, HARMONY) == REGISTRY and Machine(HARMONY, guard=REGISTRY).guard == REGISTRY

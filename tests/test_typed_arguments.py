@@ -60,7 +60,10 @@ def read_calls(fmt, text: str, tools=None) -> list[ParsedToolCall]:
 
 
 def test_the_text_valued_formats_are_derived_from_the_declared_wire():
-    assert sorted(TEXT_VALUED) == ["glm-xml", "minimax-xml", "qwen-xml", "seed-oss"]
+    # The wires that write every value as bare text (issue 23 added dots, the HY and K2 Horizon
+    # XML pairs, MiniCPM5, MiniMax M3, Muse's atem parameters and Step 3's steptml).
+    assert sorted(TEXT_VALUED) == ["dots", "glm-xml", "hy-v3", "hy-v4", "k2-horizon", "minicpm5", "minimax-m3",
+                                   "minimax-xml", "muse-atem", "qwen-xml", "seed-oss", "step3"]
     for fmt in FORMATS.values():
         # The derived property and the format's own flag say the same: one cannot drift from the other.
         assert fmt.values_are_text == fmt.string_arguments == fmt.wire.values_are_text, fmt.name

@@ -19,6 +19,22 @@ from templatestudio.formats import FORMATS
 
 # alias -> [(reply, [(name, arguments), ...]), ...]
 REPLIES: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {
+    "cohere_command3": [
+        ('<|START_THINKING|> I will call foo with query1<|END_THINKING|><|START_ACTION|>\n[\n'
+         '    {"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "query1"}}\n]\n<|END_ACTION|>',
+         [("foo", {"query": "query1"})]),
+        ('<|START_ACTION|>\n[\n    {"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "q"}},\n'
+         '    {"tool_call_id": "1", "tool_name": "bar", "parameters": {"x": 42}}\n]\n<|END_ACTION|>',
+         [("foo", {"query": "q"}), ("bar", {"x": 42})]),
+        ("<|START_THINKING|>A greeting.<|END_THINKING|><|START_RESPONSE|>Hello <co>there</co: 0:[1]><|END_RESPONSE|>",
+         []),
+    ],
+    "cohere_command4": [
+        ('<|START_THINKING|>Look it up.<|END_THINKING|><|START_ACTION|>\n[\n'
+         '    {"tool_call_id": "0", "tool_name": "foo", "parameters": {"query": "query1"}}\n]\n<|END_ACTION|>',
+         [("foo", {"query": "query1"})]),
+        ("<|START_THINKING|>The user greets us.<|END_THINKING|><|START_TEXT|>I'm doing well, thank you<|END_TEXT|>", []),
+    ],
     "lfm2": [
         ("<|tool_call_start|>[lookup_order(order_id='A-17', verbose=False)]<|tool_call_end|>Looking it up.",
          [("lookup_order", {"order_id": "A-17", "verbose": False})]),
@@ -48,12 +64,22 @@ REPLIES: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {
         ("I will open it.<tool_call>\n<function=open_url>\n<parameter=url>\nhttps://example.org\n</parameter>\n"
          "</function>\n</tool_call>", [("open_url", {"url": "https://example.org"})]),
     ],
+    "step5": [
+        ("Let me read it.\n\n<tool_call>\n<function=read_file>\n<parameter=path>\nsrc/app.py\n</parameter>\n"
+         "<parameter=lines>\n40\n</parameter>\n</function>\n</tool_call>",
+         [("read_file", {"path": "src/app.py", "lines": "40"})]),
+    ],
     "glm45": [
         ("<tool_call>read_file\n<arg_key>path</arg_key>\n<arg_value>notes.md</arg_value>\n</tool_call>",
          [("read_file", {"path": "notes.md"})]),
     ],
     "poolside_v1": [
         ("<tool_call>list_dir<arg_key>dir</arg_key><arg_value>/srv</arg_value></tool_call>", [("list_dir", {"dir": "/srv"})]),
+    ],
+    "ling3": [
+        ("<think>The city is given.</think><tool_call>get_weather<arg_key>city</arg_key><arg_value>Beijing</arg_value>"
+         "</tool_call>", [("get_weather", {"city": "Beijing"})]),
+        ("<tool_call>ping</tool_call>", [("ping", {})]),
     ],
     "qwen3_json": [
         ('<tool_call>\n{"name": "get_time", "arguments": {"zone": "UTC"}}\n</tool_call>', [("get_time", {"zone": "UTC"})]),
@@ -96,6 +122,20 @@ REPLIES: dict[str, list[tuple[str, list[tuple[str, dict]]]]] = {
          '<|open|>argument key="code" type="string"<|sep|>print(2)<|close|>argument<|sep|>'
          '<|open|>argument key="opts" type="object"<|sep|>{"quiet": true}<|close|>argument<|sep|>'
          "<|close|>call<|sep|><|close|>tools<|sep|>", [("run", {"code": "print(2)", "opts": {"quiet": True}})]),
+    ],
+    "muse": [
+        (" to=self<|message|>Look it up first.<|eom|><|start|>assistant to=search.web<|message|>"
+         '<atem:function_calls>\n<atem:invoke name="search.web">\n<atem:parameter name="q">muse spark</atem:parameter>\n'
+         "</atem:invoke>\n</atem:function_calls><|eom|>", [("search.web", {"q": "muse spark"})]),
+        (" to=commentary<|message|>Checking both.<|eom|><|start|>assistant to=calc<|message|><atem:function_calls>\n"
+         '<atem:invoke name="calc">\n<atem:parameter name="expr">2+2</atem:parameter>\n</atem:invoke>\n'
+         "</atem:function_calls>", [("calc", {"expr": "2+2"})]),
+    ],
+    # Muse Spark 1.x: vLLM registers the same Muse parser class under this name.
+    "musespark1x": [
+        (" to=self<|message|>One lookup.<|eom|><|start|>assistant to=weather<|message|><atem:function_calls>\n"
+         '<atem:invoke name="weather">\n<atem:parameter name="city">Oslo</atem:parameter>\n</atem:invoke>\n'
+         "</atem:function_calls>", [("weather", {"city": "Oslo"})]),
     ],
 }
 

@@ -39,7 +39,8 @@ from templatestudio.wire.shape import (
 PENDING: set[str] = set()
 DECLARED = [name for name, fmt in FORMATS.items() if fmt.wire is not None]
 # Openers and reader derived from the declaration (no hand-written reading at all).
-DERIVED = ["hermes", "internlm2", "command-r7b", "functionary-v3.1", "granite", "firefunction-v2", "functiongemma"]
+DERIVED = ["hermes", "internlm2", "command-r7b", "functionary-v3.1", "granite", "firefunction-v2", "functiongemma",
+           "granite-20b-fc"]
 
 
 def module_of(fmt: Format):

@@ -12,6 +12,15 @@ start of the reply. A plain answer comes between ``<|START_RESPONSE|>`` and
 ``<|END_RESPONSE|>``: those two tokens are the reply's framing, so the reader
 drops them and the text between is the content.
 
+Command A (vLLM ``cohere_command3``) writes this wire token for token: the
+same action block, tool plan and response block (Cohere's own renderer,
+cohere-melody's ``render_cmd3``, writes the history so). Command A+ (vLLM
+``cohere_command4``, ``render_cmd4``) writes the same action block and tool
+plan, and its answer between ``<|START_TEXT|>`` and ``<|END_TEXT|>`` (its
+parser takes the response block too): those two tokens are framing as
+well. Grounded answers' citation marks (``<co>…</co: 0:[1]>``) are content
+and come back as written (vLLM's parser moves them to citations).
+
 The response template reads one action block per reply (its list becomes
 the calls; a second block would replace the first), which is what the model
 writes; the reader reads any number.
@@ -41,12 +50,13 @@ WIRE = WireShape(
     ),
     reasoning=Reasoning("<|START_THINKING|>", "<|END_THINKING|>"),
     stop_tokens=("<|END_OF_TURN_TOKEN|>",),
-    # The response block's tokens open no call: they are dropped and the text between them is the content.
-    framing=("<|START_RESPONSE|>", "<|END_RESPONSE|>"),
+    # The response block's tokens open no call: they are dropped and the text between them is the content
+    # (Command A+ writes its answer between the text tokens).
+    framing=("<|START_RESPONSE|>", "<|END_RESPONSE|>", "<|START_TEXT|>", "<|END_TEXT|>"),
 )
 
 OPEN, CLOSE = WIRE.call.open, WIRE.call.close
-RESPONSE, END_RESPONSE = WIRE.framing
+RESPONSE, END_RESPONSE, TEXT, END_TEXT = WIRE.framing
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -71,7 +81,7 @@ _ONE = f"{OPEN}[\n    {_ITEM}\n]{CLOSE}"
 FORMAT = Format.declared(
     WIRE,
     name="command-r7b",
-    description='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|> (Cohere Command R7B)',
+    description='<|START_ACTION|>[{"tool_call_id", "tool_name", "parameters"}]<|END_ACTION|> (Cohere Command R7B, Command A, Command A+)',
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
     samples=(
@@ -83,6 +93,8 @@ FORMAT = Format.declared(
         Sample(f'{OPEN}[{{"tool_name": "ping", "parameters": {{"n": [1, 2.5, null]}}}}]{CLOSE}',
                (ParsedToolCall("ping", {"n": [1, 2.5, None]}),), ids=(None,), source="no id written"),
         Sample(f"{RESPONSE}The rate is 160.{END_RESPONSE}", (), source="a plain answer: framing dropped"),
+        Sample(f"<|START_THINKING|>A greeting.<|END_THINKING|>{TEXT}Hello!{END_TEXT}", (),
+               source="Command A+'s answer block: framing dropped"),
     ),
     near_misses=(
         NearMiss(f'{OPEN}[{{"tool_call_id": "0", "tool_name": "a", "parameters": {{"x": 1', True, "cut inside the JSON"),
@@ -97,4 +109,5 @@ FORMAT = Format.declared(
                   lambda arguments: any_string(arguments, lambda s: CLOSE in s), where="response template"),
     ),
     corpus_labels=("other:command-r7b",),
+    vllm_parser=("cohere_command3", "cohere_command4"),
 )

@@ -189,5 +189,5 @@ FORMAT = Format.declared(
     corpus_labels=("other:glm-xml",),
     variants=("GLM-4.5/4.6 one tag per line", "GLM-4.7 compact"),
     string_arguments=True,
-    vllm_parser=("glm47", "glm45", "poolside_v1"),
+    vllm_parser=("glm47", "glm45", "poolside_v1", "ling3"),
 )

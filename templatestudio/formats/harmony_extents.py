@@ -32,8 +32,10 @@ def call_end(region: str, closers: tuple[str, ...], next_start: str) -> int:
     message (``<|start|>assistant``), taken whole with one space after it,
     or any start of it at the reply's end.
     """
+    # The closer stands right before the taken start, if anywhere: only the tail is searched.
+    near_end = max(0, len(region) - max(map(len, closers)) - len(next_start) - 1)
     for closer in closers:
-        at = region.rfind(closer)
+        at = region.rfind(closer, near_end)
         tail = region[at + len(closer) :]
         if at != -1 and tail and (next_start.startswith(tail) or tail == next_start + " "):
             return at + len(closer)

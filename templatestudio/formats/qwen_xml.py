@@ -22,7 +22,10 @@ meant).
 
 The wrapper-less ``<function=NAME>…</function>`` (Qwen3.5 and Qwen3-Coder
 replies that drop ``<tool_call>``) is read too, and a ``</tool_call>`` right
-after it (whitespace between) belongs to the call. Reasoning:
+after it (whitespace between) belongs to the call. A reply that starts
+with the bare tag (after whitespace or reasoning) and ends inside it or
+right after it was cut in a call (``Reply.cut``); elsewhere a bare tag at
+the reply's end is prose naming it. Reasoning:
 ``<think>…</think>`` at the start of the reply. A block the reply never
 closes ends where a whole call opening (``<tool_call>`` then
 ``<function=``) stands at a line start inside it, and the call is read:
@@ -48,10 +51,10 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
-from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
+from templatestudio.wire.shape import NEVER, Call, Invoke, Reasoning, WireShape, XmlParameters
 from templatestudio.wire.xml_extent import parameter_extent
 from templatestudio.wire.xml_params import read_invoke, xml_limits
-from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.resumable_match import chars, either, literal, optional, run, sequence
 
 # Everything the writer writes, declared: write_call, markers, closers and
 # reasoning come from it, and so does where a value ends (wire.xml_params
@@ -115,17 +118,42 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return [CallSpan(call, 0, len(region))]
 
 
+_BARE = opener_pattern(FUNCTION, chars(r"[A-Za-z_]"), run(chars(r"[\w.\-]")), literal(">"), SPACES,
+                       either(literal(PARAMETER), literal(END_FUNCTION)))
+
+
+def _at_most(piece, count: int):
+    """piece repeated up to count times."""
+    pattern = sequence()
+    for _ in range(count):
+        pattern = optional(sequence(piece, pattern))
+    return pattern
+
+
+# The same opening with a name of at most 64 characters, for the reply's
+# start: its cut is a call's (a longer run there is prose the other opener
+# reads once, so a flood of name characters is not looked at twice).
+_BARE_AT_START = opener_pattern(FUNCTION, chars(r"[A-Za-z_]"), _at_most(chars(r"[\w.\-]"), 63), literal(">"), SPACES,
+                                either(literal(PARAMETER), literal(END_FUNCTION)))
+
+
+def _bare_extent():
+    return ThenOptionalCloser(parameter_extent(len(FUNCTION), WIRE.arguments, END_FUNCTION, None), CLOSE)
+
+
 OPENERS = (
     Opener(OPEN, opener_pattern(OPEN, SPACES, literal(FUNCTION)),
            lambda: parameter_extent(len(OPEN), WIRE.arguments, END_FUNCTION, CLOSE, AFTER_CALL)),
     # Without its wrapper the tag opens a call only when a parameter or the
     # closing tag follows: prose that names "<function=get_weather>" stays
-    # prose, and a reply cut there is prose too (cut_after: never). The
-    # call ends at </function>, and a </tool_call> right after it is its own.
-    Opener(FUNCTION, opener_pattern(FUNCTION, chars(r"[A-Za-z_]"), run(chars(r"[\w.\-]")), literal(">"), SPACES,
-                                    either(literal(PARAMETER), literal(END_FUNCTION))),
-           lambda: ThenOptionalCloser(parameter_extent(len(FUNCTION), WIRE.arguments, END_FUNCTION, None), CLOSE),
-           cut_after=1 << 30),
+    # prose. Where the reply starts with it (after whitespace), a reply that
+    # ends once the name has begun (inside the tag, or after it) was cut in
+    # the call's opening, since nothing but a call starts so (cut_after: the
+    # tag and the name's first character); elsewhere a reply cut there is
+    # prose (cut_after: never). The call ends at </function>, and a
+    # </tool_call> right after it is its own.
+    Opener(FUNCTION, _BARE_AT_START, _bare_extent, start_only=True, cut_after=len(FUNCTION) + 1),
+    Opener(FUNCTION, _BARE, _bare_extent, cut_after=NEVER),
 )
 
 _ONE = ("<tool_call>\n<function=get_exchange_rate>\n<parameter=base>\nEUR\n</parameter>\n"
@@ -155,6 +183,10 @@ FORMAT = Format.declared(
                  True, "a parameter given twice"),
         NearMiss("Write <function=NAME> tags? No.", False, "prose naming the tag"),
         NearMiss("Call <function=get_weather> first.", False, "prose naming a call"),
+        NearMiss("<function=get_current_weather>\n", True, "cut after a bare opening tag (vLLM's tests)"),
+        NearMiss("\n<function=get_cur", True, "cut inside a bare opening tag that starts the reply"),
+        NearMiss("<function=", False, "the bare tag's literal alone"),
+        NearMiss("See <function=get_weather>", False, "prose ending on a bare tag"),
     ),
     wire_limits=(
         *xml_limits(WIRE.arguments, END_FUNCTION, CLOSE, "the wire writes text, typed against the schema afterwards",
@@ -165,5 +197,5 @@ FORMAT = Format.declared(
     ),
     corpus_labels=("qwen-xml",),
     string_arguments=True,
-    vllm_parser=("qwen3_xml", "qwen3_coder", "step3p5"),
+    vllm_parser=("qwen3_xml", "qwen3_coder", "step3p5", "step5"),
 )

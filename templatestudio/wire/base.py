@@ -32,6 +32,10 @@ from templatestudio.resumable_match import Automaton, Pattern, chars, literal, r
 WS = "[ \t\n\r]"
 SPACES = run(chars(WS))
 JSON_SPACE = " \t\n\r"
+# Markup: an angle-bracketed or bar-delimited token, or a bracketed upper-case
+# word ([TOOL_CALLS]). A literal with none of it ({, [, ```json, Action:,
+# functools[) is text that prose may hold as it is.
+MARKUP = regex.compile(r"[<>|\uff5c]|\[[A-Z_]+\]")
 
 
 class CallSyntaxError(ValueError):

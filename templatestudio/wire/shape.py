@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from templatestudio.calls import ParsedToolCall
 from templatestudio.resumable_match import literal, sequence
 from templatestudio.wire import keyed_values, tagged_json
-from templatestudio.wire.base import JSON_SPACE, Opener
+from templatestudio.wire.base import JSON_SPACE, MARKUP, Opener
 from templatestudio.wire.arguments import (  # noqa: F401 - the name and argument parts are part of this language
     CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, XmlParameters,
 )
@@ -57,9 +57,15 @@ NEVER = 1 << 30  # cut_after for an opening whose cut is prose: a reply ending i
 
 @dataclass(frozen=True)
 class HandWritten:
-    """A part the declaration cannot say: the module's own code does it, for the reason given."""
+    """A part the declaration cannot say: the module's own code does it, for the reason given.
+
+    text_values: for hand-written arguments, the wire writes each value as
+    bare text (as ``XmlParameters`` do), so the tool's schema types them
+    (``WireShape.values_are_text``).
+    """
 
     why: str
+    text_values: bool = False
 
 
 Name = NameKey | NameBetween | Invoke | HandWritten
@@ -149,6 +155,33 @@ class WireShape:
         return ("}",)
 
     @property
+    def inner_literals(self) -> tuple[str, ...]:
+        """The markup literals written inside a call, neither a marker nor a closer.
+
+        A marker followed by one of these before the call's closer has
+        opened a call even where the call is malformed: the reader then
+        raises instead of taking the marker for prose (``openings``).
+        Literals without markup (a JSON key, ``call:``) are left out, as
+        prose about a format names them too.
+        """
+        parts = [self.call.open if self.section is not None else ""]
+        name, arguments = self.name, self.arguments
+        if isinstance(name, NameBetween):
+            parts += [name.open, name.close]
+        if isinstance(name, Invoke):
+            parts += [name.open, name.name_close]
+        if isinstance(arguments, XmlParameters):
+            parts += [arguments.open, arguments.name_close, arguments.close]
+        if isinstance(arguments, KeyValuePairs):
+            parts += [arguments.key_open, arguments.key_close, arguments.value_open, arguments.value_close]
+        if isinstance(arguments, OwnValues):
+            parts.append(arguments.quote)
+        if self.call_id is not None:
+            parts += [self.call_id.written, self.call_id.close]
+        taken = set(self.markers) | set(self.closers)
+        return tuple(dict.fromkeys(part for part in parts if part and part not in taken and MARKUP.search(part)))
+
+    @property
     def values_are_text(self) -> bool:
         """Whether each argument value is written as bare text, its JSON type not on the wire.
 
@@ -159,7 +192,8 @@ class WireShape:
         and typed tags (DSML's ``string=``) carry their types.
         """
         shape = self.arguments
-        return isinstance(shape, KeyValuePairs) or (isinstance(shape, XmlParameters) and shape.typed is None)
+        return (isinstance(shape, KeyValuePairs) or (isinstance(shape, XmlParameters) and shape.typed is None)
+                or (isinstance(shape, HandWritten) and shape.text_values))
 
     @property
     def reasoning_pair(self) -> tuple[str, str] | None:

@@ -91,6 +91,9 @@ def template_writing(fmt) -> StubTokenizer:
 NO_CORPUS_TEMPLATE = {
     "deepseek-v4.1": "no DeepSeek-V4.1 chat template exists in /work/shared/corpus",
     "kimi-k3": "no Kimi-K3 chat template exists in /work/shared/corpus",
+    # The wires written from vLLM's documentation of its parsers (issue 23) claim no corpus label.
+    **{name: "read from vLLM's documentation: no corpus template writes it" for name, fmt in FORMATS.items()
+       if not fmt.corpus_labels},
 }
 SERVED = [name for name in FORMATS if name not in NO_CORPUS_TEMPLATE]
 

@@ -1,0 +1,100 @@
+"""What a reading machine searches its text for: the literals that may open a call, and their commitments.
+
+``openings.tables`` builds, once per format and guard, one regex that
+finds the next literal that may open a call where it stands
+(``literal_search``) and, for each markup literal, the pattern that makes
+it a malformed call's opening even where no opener matches
+(``commitment``). Both are derived from the formats' openers and declared
+wire shapes; nothing here is per format.
+
+Not handled here: the decision at a literal (``openings.Opening``).
+"""
+
+from __future__ import annotations
+
+import regex
+
+from templatestudio.wire.base import MARKUP, Format, Opener
+
+Pair = tuple[Format, Opener]
+
+# The characters probed after a literal (``may_follow``); any other may always follow.
+_PROBED = "".join(map(chr, range(128)))
+
+
+def may_follow(pairs: list[Pair]) -> str | None:
+    """The ASCII characters after the literal with which one of its openers may still match; None if every one.
+
+    Probed with each opener's own pattern, so it says no more than the
+    pattern: a literal followed by any other ASCII character is prose, as
+    ``Opening.decide`` would find it.
+    """
+    literal = pairs[0][1].literal
+    allowed = [char for char in _PROBED
+               if any(opener.compiled.match(literal + char, partial=True) is not None for _, opener in pairs)]
+    return None if len(allowed) == len(_PROBED) else "".join(allowed)
+
+
+def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committing: set[str]) -> regex.Pattern:
+    """Finds, longest literal first, a literal that may open a call where it stands.
+
+    A literal followed by a character none of its openers accepts is
+    passed over whole inside the search (``(*SKIP)``), as the machine would
+    emit it as text and go on after it: a flood of ``{`` or ``[`` that no
+    opener continues costs one search, not one decision per character.
+    A literal at the end of the buffer is always found (more may come), and
+    so is one with a commitment (``commitment``), whatever follows it. The literals are spelled as a trie, so that at each position the search
+    follows one path of characters instead of trying every literal.
+    """
+    trie: dict = {}
+    for literal in literals:
+        node = trie
+        for char in literal:
+            node = node.setdefault(char, {})
+        follow = None if literal in committing else may_follow(anywhere[literal])
+        if follow is None:
+            node[""] = ""
+        else:
+            viable = "".join(map(regex.escape, follow))
+            node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z)|(*SKIP)(*FAIL)"
+
+    def spelled(node: dict) -> str:
+        # The longer literals (children) first, then the one ending here.
+        parts = [regex.escape(char) + spelled(child) for char, child in node.items() if char]
+        if "" in node:
+            parts.append(node[""])
+        return parts[0] if len(parts) == 1 and "" not in node else f"(?:{'|'.join(parts)})"
+
+    firsts = regex.escape("".join(sorted(trie)))
+    # The class in front lets the search skip to a possible first character at C speed.
+    return regex.compile(f"(?=[{firsts}]){spelled(trie)}")
+
+
+def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
+    """What makes a markup literal a call's opening even where no opener matches it; None for none.
+
+    The literal, then, before the literal again or one of its formats'
+    closers, one of the markup literals those formats write inside a call
+    (``WireShape.inner_literals``): ``[TOOL_CALLS] f[ARGS]{}`` with its
+    stray space, or ``<tool_call>`` holding a malformed ``<arg_key>``.
+    Between the two stands whitespace and at most one word (the call's
+    name, where the malformed call has one). A literal mentioned in prose
+    (``wrap each call in <tool_call> tags``, ``GLM writes <tool_call>NAME
+    then <arg_key> pairs``, a regex naming the tags) has more words, or
+    none of that markup, after it and stays prose. Inner literals shorter
+    than three characters (``>``, ``">``) are too common to count. (A
+    stream releases such prose one word later than it would otherwise.)
+    Literals without markup (``{``, ``[``, ``functools``) commit to nothing.
+    """
+    if MARKUP.search(literal) is None:
+        return None
+    formats = list(dict.fromkeys(fmt for fmt, _ in pairs if fmt.wire is not None))
+    inner = list(dict.fromkeys(item for fmt in formats for item in fmt.wire.inner_literals if len(item) >= 3))
+    if not inner:
+        return None
+    stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
+    spelled = "|".join(map(regex.escape, sorted(inner, key=len, reverse=True)))
+    stop = "|".join(map(regex.escape, stops))
+    # Between the literal and the inner markup: whitespace and at most one word
+    # (a name, spaced or not), never the literal again or a closer.
+    return regex.compile(f"{regex.escape(literal)}\\s*(?:(?!{stop})\\S)*?\\s*(?:{spelled})")
