@@ -43,7 +43,8 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
     emit it as text and go on after it: a flood of ``{`` or ``[`` that no
     opener continues costs one search, not one decision per character.
     A literal at the end of the buffer is always found (more may come), and
-    so is one with a commitment (``commitment``), whatever follows it. The literals are spelled as a trie, so that at each position the search
+    so is one with a commitment (``commitment``), whatever follows it. The
+    literals are spelled as a trie, so that at each position the search
     follows one path of characters instead of trying every literal.
     """
     trie: dict = {}

@@ -37,8 +37,8 @@ import regex
 
 from templatestudio.canonical_runs import RunShape
 from templatestudio.formats import FORMATS
-from templatestudio.resumable_match import MATCHED, MORE, Scan
 from templatestudio.literal_search import commitment, literal_search
+from templatestudio.resumable_match import MATCHED, MORE, Scan
 from templatestudio.run_shapes import run_shape
 from templatestudio.wire.base import MARKUP, Format, Opener
 
@@ -98,8 +98,6 @@ class Tables:
                 return found.start()
             found = self.first_chars.search(buffer, found.start() + 1)
         return None
-
-
 
 
 @functools.lru_cache(maxsize=None)  # asked for every format each time a harmony machine is made

@@ -9,10 +9,10 @@ vLLM's and are left out.
 
 from __future__ import annotations
 
-from vllm.tool_parsers import ToolParserManager
-
 import os
 from pathlib import Path
+
+from vllm.tool_parsers import ToolParserManager
 
 from templatestudio.integrations.vllm import parser_names
 from vllm_names import problems, sdist_names
