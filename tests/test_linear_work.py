@@ -18,7 +18,7 @@ The cases are issue 11's (many pythonic calls in one list, qwen-xml
 openers sharing one closer, prose fed a character at a time, a held
 opening) at its sizes; the engine's own paths (prose whole and a character
 at a time, a held opening) for every format's reader; for every format,
-many small calls, one huge argument of plain letters, one of
+many small calls, one huge argument of plain letters (streamed and whole), one of
 backslashes in small chunks and one of source code (escaped quotes);
 and, through the record machine behind ``find_call_markers`` (which runs
 every format's openers and readers and does not stop at a refusal, so it
@@ -145,8 +145,13 @@ for _case in ("prose, one character at a time", "prose, whole", "held '<tool_cal
 for _fmt in FORMATS.values():
     _small = _fmt.write_call(SMALL)
     CASES[f"{_fmt.name}: many small calls"] = ((_fmt.name,), None, MATRIX_SIZES, lambda n, s=_small: repeat(s + "\n", n))
+    # Streamed in chunks below the smallest text (a quarter of MATRIX_SIZES[0]), so that every size is
+    # read the same way: a reply read whole can end a call at the first look (the closer found from the
+    # end), which a stream cannot; the whole read is a case of its own.
     CASES[f"{_fmt.name}: one huge argument"] = (
-        (_fmt.name,), 4096, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
+        (_fmt.name,), 512, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
+    CASES[f"{_fmt.name}: one huge argument, whole"] = (
+        (_fmt.name,), None, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
     # A string that ends, chunk after chunk, in a run of backslashes: the
     # reader must not walk back over the run on every chunk.
     CASES[f"{_fmt.name}: one huge argument of backslashes, 256-char chunks"] = (
@@ -156,7 +161,7 @@ for _fmt in FORMATS.values():
     # string's end is found past every escaped quote, the call's closer once
     # it arrives; neither may be looked for again from the start per chunk.
     CASES[f"{_fmt.name}: one huge argument of source code"] = (
-        (_fmt.name,), 4096, MATRIX_SIZES,
+        (_fmt.name,), 512, MATRIX_SIZES,
         lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": repeat('print("a \\"b\\"", "C:\\\\") ', n)})))
 # The survey tries every format's openers at every marker and reads every
 # region with its format's reader without stopping at a refusal: the most

@@ -53,6 +53,7 @@ from templatestudio.resumable_match import chars, either, literal, run
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, WireShape
 from templatestudio.wire.xml_extent import ValueAwareExtent
 from templatestudio.wire.xml_params import Boundary, checked_value, find_boundary, holds_boundary, value_ends
+from templatestudio.wire.xml_plain import plain_pairs
 
 # The writer's shape. The opener and reader are the module's own: the name
 # runs from the tag to the first whitespace or tag, with no literal after it.
@@ -82,7 +83,7 @@ ENDS = value_ends(
     end=f"\n?{re.escape(CLOSE)}{WS}*(?:\\Z|{'|'.join(re.escape(t) for t in (OPEN, *WIRE.stop_tokens))})",
 )
 
-_PASSED_OVER = f"{re.escape(KEY)}.*?{re.escape(END_KEY)}"
+_PASSED_OVER = (KEY, END_KEY)
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -102,7 +103,26 @@ RESPONSE_TEMPLATE = {
 }
 
 
+# The common call (no "<" in a key or value) in one match; ENDS' boundaries all
+# start at markup, so it reads what the value-by-value search would.
+_PLAIN, _PLAIN_PAIR = plain_pairs(WIRE.arguments, (OPEN, CLOSE), _NAME.pattern)
+
+
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
+    whole = _PLAIN.match(region)
+    if whole is not None and whole.end() == len(region):
+        arguments: dict[str, str] = {}
+        for pair in _PLAIN_PAIR.finditer(region, whole.end("name"), whole.start("closer")):
+            key, value = pair.groups()
+            if key in arguments:
+                raise CallSyntaxError(f"the key {key!r} is given twice")
+            arguments[key] = value
+        return [CallSpan(ParsedToolCall(whole.group("name"), arguments), 0, len(region))]
+    return _read_searched(region)
+
+
+def _read_searched(region: str) -> list[CallSpan]:
+    """The call in region, each value's end searched for (``ENDS``): what the one match stands for."""
     end = len(region) - len(CLOSE)  # the extent ends every region just past </tool_call>
     name = _NAME.match(region, len(OPEN), end)
     if name is None:
@@ -135,7 +155,7 @@ OPENER = Opener(
     opener_pattern(OPEN, chars(r"[^ \t\n\r<>{\[]"), run(chars(r"[^ \t\n\r<>]")), SPACES,
                    either(literal(KEY), literal(CLOSE))),
     # A key is passed over whole: its text ends only at </arg_key>, as the reader reads it.
-    lambda: ValueAwareExtent(len(OPEN), re.escape(VALUE), CLOSE, ENDS, _PASSED_OVER),
+    lambda: ValueAwareExtent(len(OPEN), re.escape(VALUE), CLOSE, ENDS, _PASSED_OVER, plain=_PLAIN),
 )
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})

@@ -87,7 +87,7 @@ class SectionReader:
                            either(named, sequence(SPACES, literal("{"))) if json_body else named),
             # A key is passed over whole: its text ends only at </arg_key>, as the reader reads it.
             lambda: ValueAwareExtent(len(self.open), escaped["value"], self.close, self.ends,
-                                     f"{escaped['key']}.*?{escaped['end_key']}"),
+                                     (self.key, self.end_key)),
         )
 
     def holds_boundary(self, text: str, tail: str) -> bool:

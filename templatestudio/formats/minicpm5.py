@@ -37,7 +37,7 @@ from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_extent import parameter_extent
+from templatestudio.wire.xml_extent import parameter_extents
 from templatestudio.wire.xml_params import read_invoke, xml_limits
 
 # The writer's shape. The opener and reader are the module's own: a call
@@ -77,7 +77,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
 # closing tag follows: prose that names '<function name="NAME">' stays prose.
 OPENER = Opener(FUNCTION, opener_pattern(FUNCTION, run(chars(r'[^<>\n"]')), literal('">'), SPACES,
                                          either(literal(PARAMETER), literal(END_FUNCTION))),
-                lambda: parameter_extent(len(FUNCTION), WIRE.arguments, END_FUNCTION, None))
+                parameter_extents(WIRE.arguments, WIRE.name, None))
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '<function name="get_exchange_rate"><param name="base">EUR</param><param name="quote">JPY</param></function>'

@@ -52,7 +52,7 @@ from templatestudio.wire.base import (
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.shape import NEVER, Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_extent import parameter_extent
+from templatestudio.wire.xml_extent import parameter_extents
 from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import chars, either, literal, optional, run, sequence
 
@@ -137,13 +137,16 @@ _BARE_AT_START = opener_pattern(FUNCTION, chars(r"[A-Za-z_]"), _at_most(chars(r"
                                 either(literal(PARAMETER), literal(END_FUNCTION)))
 
 
+_BARE_ELEMENT = parameter_extents(WIRE.arguments, WIRE.name, None)
+
+
 def _bare_extent():
-    return ThenOptionalCloser(parameter_extent(len(FUNCTION), WIRE.arguments, END_FUNCTION, None), CLOSE)
+    return ThenOptionalCloser(_BARE_ELEMENT(), CLOSE)
 
 
 OPENERS = (
     Opener(OPEN, opener_pattern(OPEN, SPACES, literal(FUNCTION)),
-           lambda: parameter_extent(len(OPEN), WIRE.arguments, END_FUNCTION, CLOSE, AFTER_CALL)),
+           parameter_extents(WIRE.arguments, WIRE.name, (OPEN, CLOSE), AFTER_CALL)),
     # Without its wrapper the tag opens a call only when a parameter or the
     # closing tag follows: prose that names "<function=get_weather>" stays
     # prose. Where the reply starts with it (after whitespace), a reply that

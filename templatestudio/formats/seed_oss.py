@@ -47,7 +47,7 @@ from templatestudio.wire.base import (
 )
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_extent import parameter_extent
+from templatestudio.wire.xml_extent import parameter_extents
 from templatestudio.wire.xml_params import read_invoke, xml_limits
 from templatestudio.resumable_match import literal
 
@@ -99,7 +99,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
 
 
 OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(WIRE.name.open)),
-                lambda: parameter_extent(len(OPEN), WIRE.arguments, WIRE.name.close, CLOSE, AFTER_CALL))
+                parameter_extents(WIRE.arguments, WIRE.name, (OPEN, CLOSE), AFTER_CALL))
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = (f"{OPEN}\n<function=get_exchange_rate>\n<parameter=base>EUR</parameter>\n"

@@ -61,6 +61,11 @@ def _outside_json(closes: tuple[str, ...]) -> bool:
     return all(set(item) - _JSON_OUTSIDE_STRINGS for item in closes)
 
 
+# Below this many characters a region's first look goes from the front: the
+# quick path's look from the end pays only over a long value.
+_LONG_REGION = 4096
+
+
 class TagExtent(Extent):
     """Ends just past ``close`` (or the first of several closers), found outside strings, searched from ``skip`` on.
 
@@ -88,8 +93,10 @@ class TagExtent(Extent):
         self._longest = max(*map(len, closes), len(opener or ""))
         self._quick = self._json and _outside_json(closes)  # False once the quick path decoded (it is tried once)
         self._looked = skip  # region offset before which no closer starts (see _no_closer_yet)
+        self._first_look = True
         self._closer_at = -1  # region offset of the closer the last look found
         self._first = _first_pattern(closes)
+        self._single = closes[0] if len(closes) == 1 else None  # most formats: one closer (see advance)
 
     def _no_closer_yet(self, buffer: str, start: int) -> bool:
         """Whether no closer starts in the text not looked at yet (a stream's chunk mostly holds none).
@@ -105,8 +112,9 @@ class TagExtent(Extent):
         position, looked = self.position, self._looked
         at = start + (position if position > looked else looked)
         length = len(buffer)
+        closes = self._closes
         reach = at
-        for item in self._closes:
+        for item in closes:
             # The first character alone first: a one-character search runs several
             # times faster than a longer one, and most text holds no closer's start.
             found = buffer.find(item[0], at)
@@ -141,12 +149,14 @@ class TagExtent(Extent):
             return None
         index = first.start()
         closes = self._closes
-        known = start + self._closer_at >= index  # the look found a closer after the bracket
-        if not known and not any(buffer.rfind(item, index) != -1 for item in closes) or not may_close(buffer, index):
+        closer = start + self._closer_at  # the closer the look found, if it lies after the bracket
+        if closer < index:
+            closer = max(buffer.rfind(item, index) for item in closes)
+        if closer == -1 or not may_close(buffer, index):
             return None
         self._quick = False
-        # The value likely ends before the closer the look found: the decoder's first window reaches it.
-        whole = json_value_at(buffer, index, start + self._closer_at + self._longest - index)
+        # The value likely ends before that closer: the decoder's first window reaches it.
+        whole = json_value_at(buffer, index, closer + self._longest - index)
         if whole is None:
             return None
         value, stop = whole
@@ -166,8 +176,38 @@ class TagExtent(Extent):
         # first step is the one str.find most strings need (1 MB of small
         # calls, read in alternation, measured no cost against that step
         # written in here).
-        if self._json and not final and self._no_closer_yet(buffer, start):
-            return None
+        if self._json and not final:
+            if self._first_look:
+                # A reply read whole mostly ends with its closer: the quick path,
+                # which looks for one from the end, spares a look from the front
+                # over a long value. Tried on the first look only (in a stream a
+                # closer found from the end every chunk would cost the whole
+                # text), and only over a long region: a short one's front look
+                # costs less than the try (a stream's first chunk is short).
+                self._first_look = False
+                if self._quick and len(buffer) - start >= _LONG_REGION:
+                    end = self._value_first(buffer, start)
+                    if end is not None:
+                        return end
+            single = self._single
+            if single is not None:
+                # _no_closer_yet for one closer, written out: a stream calls this per token.
+                position, looked = self.position, self._looked
+                at = start + (position if position > looked else looked)
+                found = buffer.find(single[0], at)
+                if found != -1:
+                    found = buffer.find(single, found)
+                if found == -1:
+                    safe = len(buffer) - self._longest + 1
+                    if safe < at:
+                        safe = at
+                    self.examined += safe - at
+                    self._looked = safe - start
+                    return None
+                self._closer_at = found - start
+                self.examined += found + len(single) - at
+            elif self._no_closer_yet(buffer, start):
+                return None
         if self._quick and self.position == self._skip:
             end = self._value_first(buffer, start)
             if end is not None:
@@ -188,7 +228,7 @@ class TagExtent(Extent):
                 else:
                     end = buffer.find(self._delimiter, position)
                     if end == -1:
-                        safe = max(position, length - len(self._delimiter) + 1)
+                        safe = length if final else max(position, length - len(self._delimiter) + 1)
                         self.examined += safe - position
                         self.position = safe - start
                         break
@@ -197,7 +237,8 @@ class TagExtent(Extent):
                 self.in_string = False
             found = self._outside.search(buffer, position)
             if found is None:
-                safe = max(position, length - self._longest + 1)
+                # A closer cut at the buffer's end may still complete, unless the reply ended.
+                safe = length if final else max(position, length - self._longest + 1)
                 self.examined += safe - position
                 self.position = safe - start
                 break

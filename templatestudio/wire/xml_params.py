@@ -67,8 +67,8 @@ import regex
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.arguments import XmlParameters
 from templatestudio.wire.base import WS, CallSyntaxError, WireLimit, any_string
+from templatestudio.wire.xml_plain import TAG_CHARS, plain_call, plain_element, strip_one_newline
 
-TAG_CHARS = r"[^<>\n]"  # what a key or name inside a tag may hold, by default
 _SPACE = re.compile(f"{WS}*")
 
 
@@ -89,12 +89,16 @@ class ValueEnds:
     (the closer and the structure that must follow it), ``reopen`` (the next
     parameter's opening with the closer left out) and ``end`` (the call's
     closing with the closer left out); reopen_skip: how much of a reopen
-    match precedes the tag it stands for (its leading newline).
+    match precedes the tag it stands for (its leading newline). at_markup:
+    every boundary starts with a ``<``, or with a newline just before one
+    (``value_ends`` sees it in the sources), so text without a ``<`` holds
+    none, and none starts before the newline ahead of the first ``<``.
     """
 
     close: str
     pattern: regex.Pattern
     reopen_skip: int = 0
+    at_markup: bool = False
 
 
 @dataclass(frozen=True)
@@ -114,7 +118,13 @@ def value_ends(close: str, follows: str, reopen: str | None = None, end: str | N
         parts.append(f"(?P<reopen>{reopen})")
     if end:
         parts.append(f"(?P<end>{end})")
-    return ValueEnds(close, regex.compile("|".join(parts)), reopen_skip)
+    at_markup = close.startswith("<") and all(_starts_at_markup(source) for source in (reopen, end) if source)
+    return ValueEnds(close, regex.compile("|".join(parts)), reopen_skip, at_markup)
+
+
+def _starts_at_markup(source: str) -> bool:
+    """Whether every match of the regex source starts with a ``<``, or with a newline just before one."""
+    return source.startswith(("<", "\n<", "\n?<", "\\n<", "\\n?<"))  # a newline, or the regex escape for one
 
 
 @functools.lru_cache(maxsize=None)
@@ -149,6 +159,15 @@ def find_boundary(text: str, position: int, stop: int, ends: ValueEnds, final: b
     (a boundary may be arriving, or none is there yet); with final the text
     is all there is, and -1 says no boundary stands in it.
     """
+    if ends.at_markup:
+        # The first "<" bounds where a boundary can start: at it, or at a newline just before it.
+        markup = text.find("<", position, stop)
+        if markup == -1:
+            if final:
+                return -1
+            return stop - 1 if stop > position and text[stop - 1] == "\n" else stop
+        if markup - 1 > position:
+            position = markup - 1
     found = ends.pattern.search(text, position, stop, partial=not final)
     if found is None:
         return -1 if final else stop
@@ -182,14 +201,6 @@ def _tag(open_literal: str, close_literal: str, inner: str) -> re.Pattern:
     return re.compile(f"{WS}*{re.escape(open_literal)}({inner}+){re.escape(close_literal)}")
 
 
-def _strip_one_newline(value: str) -> str:
-    # The writer put one newline on each side; one is taken, so a value that
-    # itself starts or ends with a newline comes back whole.
-    if value.startswith("\n"):
-        value = value[1:]
-    return value[:-1] if value.endswith("\n") else value
-
-
 def read_parameters(
     region: str, position: int, end: int, shape: XmlParameters, *, key_chars: str = TAG_CHARS,
     ends: ValueEnds | None = None,
@@ -214,7 +225,7 @@ def read_parameters(
         if key in arguments:
             raise CallSyntaxError(f"parameter {key!r} is given twice")
         value = checked_value(region, parameter.end(), boundary, ends, key)
-        arguments[key] = _strip_one_newline(value) if strip else value
+        arguments[key] = strip_one_newline(value) if strip else value
         position = boundary.resume
     return arguments, _SPACE.match(region, position, end).end()
 
@@ -238,13 +249,28 @@ def read_invoke(
     opening tag stands there (a format's own words); by default "no OPEN
     NAME NAME_CLOSE at offset N".
     """
+    # A wrapped call's values see the call's closer, which lies past end.
+    stop = end + len(call_close) if call_close else end
+    whole = plain_element((name.open, name.name_close, name.close), shape, call_close, name_chars).match(
+        region, position, stop)
+    if whole is not None and (call_close is None or whole.group("closer") is not None):
+        return plain_call(whole, shape), whole.end("element")
+    return read_invoke_searched(region, position, end, name, shape, name_chars=name_chars, no_head=no_head,
+                                call_close=call_close, after_call=after_call)
+
+
+def read_invoke_searched(
+    region: str, position: int, end: int, name: NamedElement, shape: XmlParameters, *,
+    name_chars: str = TAG_CHARS, no_head: str | None = None, call_close: str | None = None,
+    after_call: tuple[str, ...] = (),
+) -> tuple[ParsedToolCall, int]:
+    """``read_invoke`` with each value's end searched for: what its one match (``xml_plain``) stands for."""
+    stop = end + len(call_close) if call_close else end
     head = _tag(name.open, name.name_close, name_chars).match(region, position, end)
     if head is None:
         at = _SPACE.match(region, position, end).end()
         raise CallSyntaxError(no_head or f"no {name.open}NAME{name.name_close} at offset {at}")
     ends = parameter_ends(shape, name.close, call_close, after_call)
-    # A wrapped call's values see the call's closer, which lies past end.
-    stop = end + len(call_close) if call_close else end
     arguments, position = read_parameters(region, head.end(), stop, shape, ends=ends)
     if not region.startswith(name.close, position):
         raise CallSyntaxError(f"expected {name.close} or another parameter at offset {position}")
