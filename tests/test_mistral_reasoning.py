@@ -221,8 +221,16 @@ AFTER = st.sampled_from(["", "Hello!", "One euro is 162 yen.", "\n\n", *CALL_TEX
 
 
 def reasoning_then(inner: str, after_events: list, fmt=MISTRAL) -> list:
-    """The events of a block holding inner then the raw after_events, with the layout taken out."""
-    return laid_out(([ReasoningDelta(inner)] if inner else []) + after_events, fmt.spacing)
+    """The events of a block holding inner then the raw after_events, with the layout taken out.
+
+    An empty block is still a block: the text after it touches it (the
+    oracle's merge drops an empty delta, so that edge is taken here).
+    """
+    events = laid_out(([ReasoningDelta(inner)] if inner else []) + after_events, fmt.spacing)
+    if not inner and events and type(events[0]) is TextDelta:
+        rest = events[0].text.lstrip(fmt.spacing)
+        events = ([TextDelta(rest)] if rest else []) + events[1:]
+    return events
 
 
 @SETTINGS

@@ -76,6 +76,7 @@ from templatestudio.coerce import coerce_arguments
 from templatestudio.engine import read_events
 from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS, Format
+from templatestudio.wire.arguments import KeyValuePairs, XmlParameters
 
 # What each template was measured not to carry beyond its format's declared
 # limits (roundtrip_subjects.summary of measure()). A template absent here
@@ -431,7 +432,27 @@ EXTRA_TRIGGERS = ({"k": float("inf")}, {"k": float("nan")}, {"type": "object", "
                   # a DSML key holding a whole typed closer (a key holding only `" string="` is carried)
                   {'a" string="true">b': "v"},
                   # Kimi K3's argument closer then the call's closer, inside a value (other closers are carried)
-                  {"k": "a<|close|>argument<|sep|><|close|>call<|sep|>b"})
+                  {"k": "a<|close|>argument<|sep|><|close|>call<|sep|>b"},
+                  # a value written as one CDATA section, which an XML reader may take as quoting
+                  {"k": "<![CDATA[x]]>"})
+
+
+def boundary_triggers() -> list[dict]:
+    """Each XML-style wire's own boundary inside a value, from its declaration: the closer, then the next opening."""
+    found = {}
+    for fmt in FORMATS.values():
+        shape = fmt.wire.arguments
+        if isinstance(shape, XmlParameters):
+            value = f"a{shape.close}\n{shape.open}b{shape.name_close}c"
+        elif isinstance(shape, KeyValuePairs):
+            value = f"a{shape.value_close}{shape.key_open}b"
+        else:
+            continue
+        found.setdefault(value, {"k": value})
+    return list(found.values())
+
+
+EXTRA_TRIGGERS = (*EXTRA_TRIGGERS, *boundary_triggers())
 # Declared limits that neither the format's writer nor any template under test shows: each
 # names a value that only a shape nobody here writes cannot carry, so the generators leave out
 # values every template carries. Reported to the lead (/work/notes/core_bugs.md).

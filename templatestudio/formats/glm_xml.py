@@ -15,8 +15,8 @@ blocks in a reply. Reasoning: ``<think>…</think>`` at the start of the reply
 (GLM-4.7's prompt opens it; GLM-4.5 writes ``<think></think>`` itself).
 
 ``<tool_call>`` is also the Hermes and Qwen3-Coder literal: a GLM call opens
-only when a name character follows the tag at once (not whitespace, ``{``,
-``[`` or ``<``) and the name is followed by ``<arg_key>`` or ``</tool_call>``,
+only when a name character (a word character or ``.-:/@``) follows the tag
+at once and the name is followed by ``<arg_key>`` or ``</tool_call>``,
 so the three openings never overlap and prose naming the tag stays text.
 
 Nothing is escaped, so a value may hold any of the tags. Where it ends
@@ -30,8 +30,9 @@ unmistakably: ``<arg_key>K</arg_key><arg_value>`` starts the next pair, and
 a ``</tool_call>`` followed only by whitespace and the end of the reply, the
 next ``<tool_call>`` or a stop token ends the last value.
 
-Refused: a name holding whitespace, ``<`` or ``>`` or starting with ``{`` or
-``[`` (the opening cannot tell it from another format), a key without its
+Refused: a name holding any other character followed by GLM's tags (a
+name of other characters with no tags after it is prose: a regex quoted
+after the tag, Hermes' ``{`` or Qwen3-Coder's ``<``), a key without its
 value, a key given twice, anything else between the tags, a block never
 closed, a value whose ``</arg_value>`` is missing that also holds one that
 did not end it (a held closer and a missing one read the same). Not
@@ -59,7 +60,10 @@ from templatestudio.wire.xml_plain import plain_pairs
 # runs from the tag to the first whitespace or tag, with no literal after it.
 WIRE = WireShape(
     call=Call("<tool_call>", "</tool_call>"),
-    name=NameBetween("", "", head="\n"),
+    # A tool's name: word characters and the punctuation names use (MCP's server.tool, a/b, ns:name);
+    # other text after the tag is prose (the regex in a sentence about the tag) or, with GLM's tags
+    # after it, a malformed call the machine refuses.
+    name=NameBetween("", "", head="\n", chars=r"[\w.\-:/@]"),
     arguments=KeyValuePairs("<arg_key>", "</arg_key>", "<arg_value>", "</arg_value>", values="json"),
     reasoning=Reasoning("<think>", "</think>"),
     stop_tokens=("<|user|>", "<|observation|>"),
@@ -68,7 +72,7 @@ WIRE = WireShape(
 OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 KEY, END_KEY = WIRE.arguments.key_open, WIRE.arguments.key_close
 VALUE, END_VALUE = WIRE.arguments.value_open, WIRE.arguments.value_close
-_NAME = re.compile(r"[^ \t\n\r<>]+")
+_NAME = re.compile(f"{WIRE.name.chars}+")
 _SPACE = re.compile(f"{WS}*")
 _KEY = f"{re.escape(KEY)}[^<>\n]*{re.escape(END_KEY)}"
 # Where a value ends, from what the templates write after one: whitespace
@@ -91,7 +95,7 @@ RESPONSE_TEMPLATE = {
     "fields": {
         "thinking": {"open": "<think>", "close": "</think>", "content": "text"},
         "tool_calls": {
-            "open_pattern": r"<tool_call>(?P<name>[^ \t\n\r<>{\[][^ \t\n\r<>]*)",
+            "open_pattern": f"<tool_call>(?P<name>{WIRE.name.chars}+)",
             "close": CLOSE,
             "repeats": True,
             "content": "xml-inline",
@@ -152,7 +156,7 @@ def _read_searched(region: str) -> list[CallSpan]:
 
 OPENER = Opener(
     OPEN,
-    opener_pattern(OPEN, chars(r"[^ \t\n\r<>{\[]"), run(chars(r"[^ \t\n\r<>]")), SPACES,
+    opener_pattern(OPEN, chars(WIRE.name.chars), run(chars(WIRE.name.chars)), SPACES,
                    either(literal(KEY), literal(CLOSE))),
     # A key is passed over whole: its text ends only at </arg_key>, as the reader reads it.
     lambda: ValueAwareExtent(len(OPEN), re.escape(VALUE), CLOSE, ENDS, _PASSED_OVER, plain=_PLAIN),

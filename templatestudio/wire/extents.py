@@ -149,14 +149,15 @@ class TagExtent(Extent):
             return None
         index = first.start()
         closes = self._closes
-        closer = start + self._closer_at  # the closer the look found, if it lies after the bracket
-        if closer < index:
-            closer = max(buffer.rfind(item, index) for item in closes)
-        if closer == -1 or not may_close(buffer, index):
+        known = start + self._closer_at >= index  # the look found a closer after the bracket
+        if not known and not any(buffer.rfind(item, index) != -1 for item in closes) or not may_close(buffer, index):
             return None
         self._quick = False
-        # The value likely ends before that closer: the decoder's first window reaches it.
-        whole = json_value_at(buffer, index, closer + self._longest - index)
+        # The value likely ends before the closer the look found: the decoder's first window reaches it.
+        # Without a look (a reply's first look, from the end) the windows grow from the smallest: one
+        # as far as the last closer would cost a refused region the whole reply (a flood of them).
+        window = start + self._closer_at + self._longest - index if known else 0
+        whole = json_value_at(buffer, index, window)
         if whole is None:
             return None
         value, stop = whole
