@@ -25,6 +25,7 @@ from peers import run_vllm, stream_transformers, verdict, vllm_cell
 from templatestudio.calls import UnparsedToolCall
 from templatestudio.engine import read_events
 from templatestudio.families import COURSE_FAMILIES, family
+from templatestudio.leaks import find_call_markers
 from templatestudio.stream import ToolCallEvent, ToolCallStream
 from timing import best_seconds
 from transformers.utils.chat_parsing.response_parser import parse_response
@@ -195,6 +196,7 @@ def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bo
     _growth(results, sizes)
     if sizes.unjudged:
         _feed_cost(results, sizes)
+        _floods(results, sizes)
     if corpus_scan:
         _check(results)
     return results
@@ -392,6 +394,38 @@ def _feed_cost(results: Results, sizes: Sizes) -> None:
         rows.append(row)
 
 
+FLOOD_SIZE = 100_000  # issue 23's unit: milliseconds per 100 KB of one repeated marker
+FLOOD_GOAL = "a flood of one marker: ms per 100 KB"
+
+
+def flood_units() -> list[str]:
+    """The floods issue 23 names: "{", "[", and every opener's literal in the registry, each once."""
+    return list(dict.fromkeys(["{", "[", *(opener.literal for fmt in w.formats() for opener in fmt.openers)]))
+
+
+def _read_flood(text: str, fmt) -> None:
+    try:
+        read_events(text, fmt)
+    except UnparsedToolCall:
+        pass  # a refusal is an answer: only its cost is measured
+
+
+def _floods(results: Results, sizes: Sizes) -> None:
+    """Issue 23: one marker repeated over 100 KB, read by the leak survey (every format's openers and
+    readers, not stopping at a refusal: the most work any reader does), and "{" and "[" by every reader."""
+    rows = results.tables.setdefault("a flood of one marker, 100 KB", [])
+    for unit in flood_units():
+        text = unit * (FLOOD_SIZE // len(unit))
+        readers = [("leak survey", lambda text=text: find_call_markers(text))]
+        if unit in "{[":
+            readers += [(fmt.name, lambda text=text, fmt=fmt: _read_flood(text, fmt)) for fmt in w.formats()]
+        for reader, action in readers:
+            ms = 1000 * best_seconds(action, runs=sizes.runs, budget=sizes.budget, cap=5)
+            rows.append({"marker": repr(unit), "reader": reader, "ms": ms})
+            results.goals.append(Goal(f"{FLOOD_GOAL}, {unit!r}", reader, ms, 100.0, higher_is_better=False,
+                                      ratio=False))
+
+
 def _check(results: Results) -> None:
     from templatestudio import corpus
     from templatestudio.probe import _probe, _probe_sandboxed
@@ -403,14 +437,21 @@ def _check(results: Results) -> None:
         return
     _probe.cache_clear()
     _probe_sandboxed.cache_clear()
+    # Issue 23: choosing a format for a template, in process (the probe renders and reads; no sandbox),
+    # per corpus template; 28.7 ms at issue 23's start (SGLang 0.5.23's regex matcher: 15.3 ms there).
+    chosen, choosing = corpus.scan()
+    _probe.cache_clear()
     scanned, seconds = corpus.scan(deadline=DEFAULT_DEADLINE)
     wrong = sum(1 for row in scanned if row.agrees is False)
     started = time.perf_counter()
     cli = subprocess.run([sys.executable, "-m", "templatestudio", "check", str(corpus.corpus_dir() / "templates")],
                          capture_output=True, text=True, cwd=BENCH.parent, timeout=600)
     end_to_end = time.perf_counter() - started
+    per_template = 1000 * choosing / max(len(chosen), 1)
     rows.append({"templates": len(scanned), "wrong": wrong, "scan s": seconds, "cli s": end_to_end,
-                 "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE})
+                 "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE, "in process ms/template": per_template})
+    results.goals.append(Goal("choosing a format, in process: ms per corpus template", "corpus", per_template,
+                              28.7 / 2, higher_is_better=False, ratio=False))
     results.goals.append(Goal("check over the corpus, sandboxed: seconds", "corpus", seconds, 5.0,
                               higher_is_better=False, ratio=False))
 

@@ -325,7 +325,9 @@ class Machine(CallSteps):
                 self._out.add_merged(events)
                 self._at = end
                 return True
-        self._opening = Opening(pairs, found.start(), False, self._tables.commits.get(found.group()))
+        literal, tables = found.group(), self._tables
+        commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
+        self._opening = Opening(pairs, found.start(), False, commit, first_look)
         self._mode = DECIDE
         return True
 

@@ -74,6 +74,8 @@ class Tables:
     proper_starts: frozenset[str]  # the starts shorter than their literal
     runs: RunShape | None  # the own format's run shape, if the rules give one
     commits: dict[str, regex.Pattern]  # literal -> its commitment (``literal_search.commitment``), where it has one
+    # literal -> one pattern for all the openers it may start, where it starts several (``any_opener``)
+    first_looks: dict[str, regex.Pattern]
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -158,7 +160,21 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         proper_starts=frozenset(item[:size] for item in literals for size in range(1, len(item))),
         runs=None if own is None else run_shape(own, owners),
         commits=commits,
+        first_looks={literal: any_opener(tuple(opener for _, opener in pairs))
+                     for literal, pairs in anywhere.items() if len(pairs) > 1},
     )
+
+
+@functools.lru_cache(maxsize=None)
+def any_opener(openers: tuple[Opener, ...]) -> regex.Pattern:
+    """One pattern that matches (or, partly, may still match) where any of openers' patterns does.
+
+    Where several formats share a literal (``to=``, ``<tool_call>``), a
+    literal that opens none of them is settled by this one look instead of
+    one per opener; where it matches, each opener is tried in order as
+    always. So a flood of a shared literal costs one look per occurrence.
+    """
+    return regex.compile("|".join(f"(?:{opener.opening.regex})" for opener in openers))
 
 
 class Candidate:
@@ -200,11 +216,13 @@ class Opening:
     stands at the start of the reply (a start-only opener's place).
     """
 
-    __slots__ = ("pairs", "anchor", "from_start", "commit", "next", "trying", "undecided", "chosen")
+    __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "next", "trying", "undecided", "chosen")
 
-    def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None) -> None:
+    def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
+                 first_look: regex.Pattern | None = None) -> None:
         self.pairs = pairs
         self.commit = commit
+        self.first_look = first_look  # all of pairs' openers in one pattern (``any_opener``), or None
         self.anchor = anchor
         self.from_start = from_start
         self.next = 0
@@ -215,6 +233,13 @@ class Opening:
     def decide(self, buffer: str, final: bool) -> tuple[Decision, int]:
         """(decision, characters examined) for the literal at buffer[anchor], with final when the text ended."""
         anchor, pairs, work = self.anchor, self.pairs, 0
+        if self.first_look is not None and self.next == 0 and self.trying is None:
+            # The same window the first opener's own look would read (see below).
+            window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
+            found = self.first_look.match(buffer, anchor, window, partial=True)
+            work += (found.end() if found is not None else anchor + 1) - anchor
+            if found is None:  # no opener matches, nor may yet: each one's own look would say so
+                self.next = len(pairs)
         while self.next < len(pairs):
             fmt, opener = pairs[self.next]
             candidate = self.trying
@@ -288,5 +313,5 @@ class Opening:
         return Decision.WAITS, work
 
 
-__all__ = ["COMMIT_LOOK", "Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "guard_of",
-           "opens_on_plain_text", "tables", "watched"]
+__all__ = ["COMMIT_LOOK", "Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "any_opener",
+           "guard_of", "opens_on_plain_text", "tables", "watched"]
