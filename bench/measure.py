@@ -439,7 +439,10 @@ def _check(results: Results) -> None:
     _probe_sandboxed.cache_clear()
     # Issue 23: choosing a format for a template, in process (the probe renders and reads; no sandbox),
     # per corpus template; 28.7 ms at issue 23's start (SGLang 0.5.23's regex matcher: 15.3 ms there).
+    # The first scan compiles each template (jinja); the second, probes cleared, shows the probe alone.
     chosen, choosing = corpus.scan()
+    _probe.cache_clear()
+    _, again = corpus.scan()
     _probe.cache_clear()
     scanned, seconds = corpus.scan(deadline=DEFAULT_DEADLINE)
     wrong = sum(1 for row in scanned if row.agrees is False)
@@ -449,7 +452,8 @@ def _check(results: Results) -> None:
     end_to_end = time.perf_counter() - started
     per_template = 1000 * choosing / max(len(chosen), 1)
     rows.append({"templates": len(scanned), "wrong": wrong, "scan s": seconds, "cli s": end_to_end,
-                 "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE, "in process ms/template": per_template})
+                 "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE, "in process ms/template": per_template,
+                 "again ms/template": 1000 * again / max(len(chosen), 1)})
     results.goals.append(Goal("choosing a format, in process: ms per corpus template", "corpus", per_template,
                               28.7 / 2, higher_is_better=False, ratio=False))
     results.goals.append(Goal("check over the corpus, sandboxed: seconds", "corpus", seconds, 5.0,

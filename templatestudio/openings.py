@@ -111,6 +111,9 @@ def opens_on_plain_text(fmt: Format) -> bool:
 def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tuple[Format, ...]:
     """The formats a machine for own guards against: those given (TypeError for anything else), or by default
     the registry as it is now, less the formats whose calls open on plain text when own's calls are addressed."""
+    if own is not None and not isinstance(own, Format):
+        raise TypeError(f"a machine reads one Format (None: a survey), got {type(own).__name__} {own!r}: "
+                        "look a format's name up with templatestudio.get_format")
     if guard is None:
         registry = tuple(FORMATS.values())
         if own is not None and own.wire is not None and own.wire.addressed:

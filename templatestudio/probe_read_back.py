@@ -74,6 +74,8 @@ def readers_of(wire: str, prompt: str) -> list[tuple[Format, tuple[str, ...]]]:
     """
     found = []
     for fmt in FORMATS.values():
+        if not any(not opener.literal or opener.literal in wire for opener in fmt.openers):
+            continue  # no call of fmt can open in wire: its reading would hold no call (half a probe's time)
         pair = fmt.opened_reasoning(prompt)
         opened = pair if pair is not None and pair[1] in wire else False
         try:

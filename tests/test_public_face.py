@@ -11,6 +11,8 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 import templatestudio
 from import_graph import modules
 
@@ -72,3 +74,16 @@ def test_importing_the_package_does_not_import_torch():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
+
+
+def test_a_machine_given_a_name_instead_of_a_format_says_how_to_get_one():
+    """read_events and Machine take a Format; a name (or anything else) is a TypeError naming get_format."""
+    from templatestudio import get_format, read_events
+    from templatestudio.engine import Machine
+
+    for wrong in ("hermes", 3, object()):
+        with pytest.raises(TypeError, match="get_format"):
+            read_events("text", wrong)
+        with pytest.raises(TypeError, match="get_format"):
+            Machine(wrong)
+    assert read_events("text", get_format("hermes"))  # the name, looked up, reads
