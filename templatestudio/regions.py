@@ -189,8 +189,10 @@ def _call_ends(fmt: Format, text: str) -> list[int]:
     list is one expression, read whole or not at all (as Meta's and vLLM's
     pythonic readers parse it), so a list cut before its ``]`` keeps none
     of its calls; a wrapped list cut inside its wrapper's closer keeps them.
-    Never past any other bracket in other formats: one may close any value
-    inside the arguments.
+    In a section of calls that have no closer of their own (OLMo 3's), past
+    each closing bracket the declared separator follows. Never past any
+    other bracket in other formats: one may close any value inside the
+    arguments. (Each end is only a candidate: the reader decides.)
     """
     ends = set()
     for closer in fmt.closers:
@@ -205,6 +207,11 @@ def _call_ends(fmt: Format, text: str) -> list[int]:
         ends.update(found.end() for found in _ITEM_END.finditer(text))
     elif shape is not None and shape.section is not None and shape.section.open == "[":
         ends.update(found.end() for found in _LIST_END.finditer(text))
+    elif shape is not None and shape.section is not None and not shape.call.close and shape.separator:
+        # Calls with no closer of their own, one after another in a section (OLMo 3's Python calls,
+        # a newline between two): a call may have ended at a bracket the separator follows.
+        after = re.compile(rf"[}}\)](?={re.escape(shape.separator)})")
+        ends.update(found.end() for found in after.finditer(text))
     ends.discard(len(text))
     return sorted(ends, reverse=True)
 

@@ -41,7 +41,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, assume, given, note, settings
 from hypothesis import strategies as st
 from jinja2 import TemplateError
 
@@ -417,6 +417,9 @@ def test_the_formats_own_writer_round_trips_whatever_its_limits_allow(fmt_name, 
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
     @given(calls=call_lists(dataclasses.replace(alphabet(fmt, ()), max_calls=1)))
     def round_trip(calls):
+        # The alphabet leaves out the kinds of values a limit names; a limit on how they nest
+        # (minimax-m3: an empty object below the top) can still be met by a composite value.
+        assume(not any(fmt.limits_for(arguments, "wire") for _, arguments in calls))
         note(repr("".join(fmt.write_call(ParsedToolCall(*call)) for call in calls)))
         assert writer_carries(fmt, calls)
 
