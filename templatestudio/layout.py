@@ -82,24 +82,19 @@ class Layout:
         # call, so all of it is layout and the calls are what is left, in one pass.
         calls = [event for event in events if type(event) is not TextDelta or event.text.strip(spacing)]
         if calls and ReasoningDelta not in map(type, calls) and TextDelta not in map(type, calls):
-            self._held_reasoning = self._held = ""
-            self._in_block = False
-            self._after_structure = True
+            self._end_block()
+            self._held = ""
             return calls
         out: list[Event] = []
         for event in events:
             kind = type(event)
             if kind is TextDelta:
-                if self._after_structure and not self._in_block and not event.text.lstrip(spacing):
-                    continue  # only layout after a block or call (a run of calls: the newline between two)
                 self._text(event.text, out)
             elif kind is ReasoningDelta:
                 self._reasoning(event.text, out)
-            else:  # a call: whitespace held on either side of it is layout (_end_block, written out:
-                # a run of thousands of calls comes through here)
-                self._held_reasoning = self._held = ""
-                self._in_block = False
-                self._after_structure = True
+            else:  # a call: whitespace held on either side of it is layout
+                self._end_block()
+                self._held = ""
                 out.append(event)
         # Taking out a text that was only layout may leave two deltas of a kind side by side
         # (two reasoning blocks with a newline between them): the events go out merged.

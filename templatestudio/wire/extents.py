@@ -96,7 +96,6 @@ class TagExtent(Extent):
         self._first_look = True
         self._closer_at = -1  # region offset of the closer the last look found
         self._first = _first_pattern(closes)
-        self._single = closes[0] if len(closes) == 1 else None  # most formats: one closer (see advance)
 
     def _no_closer_yet(self, buffer: str, start: int) -> bool:
         """Whether no closer starts in the text not looked at yet (a stream's chunk mostly holds none).
@@ -112,9 +111,8 @@ class TagExtent(Extent):
         position, looked = self.position, self._looked
         at = start + (position if position > looked else looked)
         length = len(buffer)
-        closes = self._closes
         reach = at
-        for item in closes:
+        for item in self._closes:
             # The first character alone first: a one-character search runs several
             # times faster than a longer one, and most text holds no closer's start.
             found = buffer.find(item[0], at)
@@ -190,24 +188,7 @@ class TagExtent(Extent):
                     end = self._value_first(buffer, start)
                     if end is not None:
                         return end
-            single = self._single
-            if single is not None:
-                # _no_closer_yet for one closer, written out: a stream calls this per token.
-                position, looked = self.position, self._looked
-                at = start + (position if position > looked else looked)
-                found = buffer.find(single[0], at)
-                if found != -1:
-                    found = buffer.find(single, found)
-                if found == -1:
-                    safe = len(buffer) - self._longest + 1
-                    if safe < at:
-                        safe = at
-                    self.examined += safe - at
-                    self._looked = safe - start
-                    return None
-                self._closer_at = found - start
-                self.examined += found + len(single) - at
-            elif self._no_closer_yet(buffer, start):
+            if self._no_closer_yet(buffer, start):
                 return None
         if self._quick and self.position == self._skip:
             end = self._value_first(buffer, start)
