@@ -36,8 +36,10 @@ def call_end(region: str, closers: tuple[str, ...], next_start: str) -> int:
     near_end = max(0, len(region) - max(map(len, closers)) - len(next_start) - 1)
     for closer in closers:
         at = region.rfind(closer, near_end)
-        tail = region[at + len(closer) :]
-        if at != -1 and tail and (next_start.startswith(tail) or tail == next_start + " "):
+        if at == -1:
+            continue
+        tail = region[at + len(closer) :]  # (only the tail: a copy from -1 would copy the whole region)
+        if tail and (next_start.startswith(tail) or tail == next_start + " "):
             return at + len(closer)
     return len(region)
 
