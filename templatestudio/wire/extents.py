@@ -50,6 +50,7 @@ class _Looks(NamedTuple):
     longest: int  # the longest closer or delimiter
     quick: bool  # JSON strings, and no closer can be found outside the strings of a valid JSON value
     single: str | None  # the closer, when there is one (most formats: see advance)
+    shared_first: str | None  # the first character of every closer, when they share it (see _no_closer_yet)
 
 
 @functools.lru_cache(maxsize=None)
@@ -62,6 +63,7 @@ def _looks(closes: tuple[str, ...], delimiter: str | None, json_strings: bool) -
         longest=max(*map(len, closes), len(delimiter or "")),
         quick=json_strings and all(set(item) - _JSON_OUTSIDE_STRINGS for item in closes),
         single=closes[0] if len(closes) == 1 else None,
+        shared_first=closes[0][0] if len({item[0] for item in closes}) == 1 else None,
     )
 
 
@@ -94,6 +96,7 @@ class TagExtent(Extent):
         opener = '"' if strings == "json" else strings
         looks = _looks(closes, opener, self._json)
         self._outside, self._first, self._longest, self._single = looks.outside, looks.first, looks.longest, looks.single
+        self._shared_first = looks.shared_first
         self._delimiter = opener
         self._quick = looks.quick  # False once the quick path decoded (it is tried once)
         self._looked = skip  # region offset before which no closer starts (see _no_closer_yet)
@@ -115,6 +118,8 @@ class TagExtent(Extent):
         at = start + (position if position > looked else looked)
         length = len(buffer)
         closes = self._closes
+        if self._shared_first is not None and buffer.find(self._shared_first, at) == -1:
+            closes = ()  # (harmony's <|call|> and <|end|>: a chunk mostly holds no '<' at all)
         reach = at
         for item in closes:
             # The first character alone first: a one-character search runs several
