@@ -71,31 +71,93 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
     return regex.compile(f"(?=[{firsts}]){spelled(trie)}")
 
 
+def _damaged(markup: str) -> str:
+    """A pattern for markup as written or damaged the ways a model damages it: spaced, re-cased, re-quoted.
+
+    A space may stand before any of its characters, a space in it may be
+    several, its letters match in either case and a quote matches either
+    quote. ``<arg _key>``, ``<INVOKE NAME="``, ``<invoke name='`` after a
+    call's marker are still that call's markup: the call is malformed,
+    not prose.
+    """
+    parts = []
+    for char in markup:
+        if char.isspace():
+            parts.append(r"\s+")
+        elif char in "\"'":
+            parts.append("[\"']")
+        else:
+            parts.append(regex.escape(char))
+    return "(?i:" + " ?".join(parts) + ")"
+
+
 def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     """What makes a markup literal a call's opening even where no opener matches it; None for none.
 
-    The literal, then, before the literal again or one of its formats'
-    closers, one of the markup literals those formats write inside a call
-    (``WireShape.inner_literals``): ``[TOOL_CALLS] f[ARGS]{}`` with its
-    stray space, or ``<tool_call>`` holding a malformed ``<arg_key>``.
-    Between the two stands whitespace and at most one word (the call's
-    name, where the malformed call has one). A literal mentioned in prose
-    (``wrap each call in <tool_call> tags``, ``GLM writes <tool_call>NAME
-    then <arg_key> pairs``, a regex naming the tags) has more words, or
-    none of that markup, after it and stays prose. Inner literals shorter
-    than three characters (``>``, ``">``) are too common to count. (A
-    stream releases such prose one word later than it would otherwise.)
-    Literals without markup (``{``, ``[``, ``functools``) commit to nothing.
+    Before the literal again or one of its formats' closers, the literal is
+    followed by one of these (each piece of markup as written or damaged
+    the ways ``_damaged`` names):
+
+    - whitespace, at most one word (the call's name), whitespace, then one
+      of the markup literals those formats write inside a call
+      (``WireShape.inner_literals``) or another of their call markers:
+      ``[TOOL_CALLS] f[ARGS]{}`` with its stray space, ``<tool_call>``
+      holding a malformed ``<arg_key>``, ``<tool_calls><tool _call>``;
+    - the same with a second word that touches that markup (an opening tag
+      dropped: ``<tool_call>NAME\ncity</arg_key>``);
+    - a name touching the literal (or spaced from it and closed by ``>``),
+      then one of the formats' closers: ``<function=ping</function>``.
+
+    A literal mentioned in prose (``wrap each call in <tool_call> and
+    </tool_call> tags``, ``GLM writes <tool_call>NAME then <arg_key>
+    pairs``, a regex naming the tags, ``<function=name>{...}</function>``)
+    has more words, or none of that markup, after it and stays prose.
+    Inner literals shorter than three characters (``>``, ``">``) are too
+    common to count, and so is a format's framing (a message boundary
+    follows prose too). A stream releases such prose up to two words
+    later than it would otherwise. Literals without markup (``{``, ``[``,
+    ``functools``) commit to nothing.
     """
     if MARKUP.search(literal) is None:
         return None
     formats = list(dict.fromkeys(fmt for fmt, _ in pairs if fmt.wire is not None))
-    inner = list(dict.fromkeys(item for fmt in formats for item in fmt.wire.inner_literals if len(item) >= 3))
-    if not inner:
+    # The inner markup, and the formats' other call markers (a section's marker, then a damaged
+    # call marker), not their framing (a message boundary follows prose as well).
+    others = (opener.literal for fmt in formats for opener in fmt.openers
+              if opener.literal != literal and opener.literal not in fmt.wire.framing
+              and MARKUP.search(opener.literal) is not None)
+    inner = list(dict.fromkeys(item for fmt in formats for item in (*fmt.wire.inner_literals, *others)
+                               if len(item) >= 3))
+    closers = sorted({closer for fmt in formats for closer in fmt.closers if len(closer) >= 3
+                      and MARKUP.search(closer) is not None}, key=len, reverse=True)
+    if not inner and not closers:
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
-    spelled = "|".join(map(regex.escape, sorted(inner, key=len, reverse=True)))
     stop = "|".join(map(regex.escape, stops))
     # Between the literal and the inner markup: whitespace and at most one word
     # (a name, spaced or not), never the literal again or a closer.
-    return regex.compile(f"{regex.escape(literal)}\\s*(?:(?!{stop})\\S)*?\\s*(?:{spelled})")
+    ways = []
+    if inner:
+        spelled = "|".join(map(_damaged, sorted(inner, key=len, reverse=True)))
+        word = f"(?:(?!{stop})\\S)*?"
+        # Or a second word that touches the inner markup (a key whose opening tag was
+        # dropped: ``NAME\\ncity</arg_key>``); prose leaves a space before the markup.
+        ways.append(f"\\s*{word}(?:\\s*(?:{spelled})|\\s+\\w{word}(?:{spelled}))")
+    sections = {fmt.wire.section.close for fmt in formats if fmt.wire.section is not None}
+    calls = [closer for closer in closers if closer not in sections]
+    if closers:
+        # Or a call that closes right after its name: a word right after the literal (a
+        # section's line break first), then a closer: ``<function=ping</function>``. The
+        # word starts with a letter or digit and touches the literal, so a regex naming
+        # the tags (``(\\w+)>``) and ``<tool_call> and </tool_call>`` are prose. A name
+        # spaced from the literal, or one a section's closer follows, counts only with what
+        # stands where its name's closer should (``>``, ``"/>``): a section holding one bare
+        # word (``<ifm|tool_calls>junk</ifm|tool_calls>``) is text.
+        bare = r"\w[\w.\-:/@]*(?:[ ]?[\"'/>]+)?"
+        closed = r"[ ]?\w[\w.\-:/@]*[ ]?[\"'/>]+"
+        ended = []
+        if calls:
+            ended.append(f"(?:{bare}|{closed})\\s*(?:{'|'.join(map(_damaged, calls))})")
+        ended.append(f"{closed}\\s*(?:{'|'.join(map(_damaged, closers))})")
+        ways.append(f"(?:\\n[ \\t]*)?(?:{'|'.join(ended)})")
+    return regex.compile(f"{regex.escape(literal)}(?:{'|'.join(ways)})")

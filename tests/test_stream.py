@@ -130,10 +130,11 @@ def test_prose_naming_a_tag_is_released_as_text_without_waiting_for_the_end():
     tool_stream = ToolCallStream("hermes")
     # The space before the tag is held until the tag turns out to be prose; then it is the model's.
     assert tool_stream.feed("Qwen uses <tool_call>") == [TextDelta("Qwen uses")]
-    # One word after the tag could still be a call's name with its markup glued on
-    # (``<tool_call> f<arg_key>``: a malformed call, which raises): the next word settles it.
+    # Two words after the tag could still be a call's name and a key with markup glued on
+    # (``<tool_call> f\ncity</arg_key>``: a malformed call, which raises): the third word settles it.
     assert tool_stream.feed(" tags") == []
-    assert tool_stream.feed(" for") == [TextDelta(" <tool_call> tags for")]
+    assert tool_stream.feed(" for") == []
+    assert tool_stream.feed(" calls") == [TextDelta(" <tool_call> tags for calls")]
     assert tool_stream.close() == []
 
 
