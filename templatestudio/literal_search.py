@@ -130,7 +130,7 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
                                if len(item) >= 3))
     closers = sorted({closer for fmt in formats for closer in fmt.closers if len(closer) >= 3
                       and MARKUP.search(closer) is not None}, key=len, reverse=True)
-    if not inner and not closers:
+    if not inner and not (closers and not all(literal in fmt.wire.framing for fmt in formats)):
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
     stop = "|".join(map(regex.escape, stops))
@@ -145,7 +145,10 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         ways.append(f"\\s*{word}(?:\\s*(?:{spelled})|\\s+\\w{word}(?:{spelled}))")
     sections = {fmt.wire.section.close for fmt in formats if fmt.wire.section is not None}
     calls = [closer for closer in closers if closer not in sections]
-    if closers:
+    # Not after a framing literal (a message boundary: harmony's <|return|>): a name and a
+    # closer after it are no call's opening, and a commitment would make every one of a
+    # flood of them a decision (the leak survey of such a flood: 1.6x the time).
+    if closers and not all(literal in fmt.wire.framing for fmt in formats):
         # Or a call that closes right after its name: a word right after the literal (a
         # section's line break first), then a closer: ``<function=ping</function>``. The
         # word starts with a letter or digit and touches the literal, so a regex naming
