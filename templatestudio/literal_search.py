@@ -126,11 +126,15 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     others = (opener.literal for fmt in formats for opener in fmt.openers
               if opener.literal != literal and opener.literal not in fmt.wire.framing
               and MARKUP.search(opener.literal) is not None)
-    inner = list(dict.fromkeys(item for fmt in formats for item in (*fmt.wire.inner_literals, *others)
-                               if len(item) >= 3))
-    closers = sorted({closer for fmt in formats for closer in fmt.closers if len(closer) >= 3
-                      and MARKUP.search(closer) is not None}, key=len, reverse=True)
-    if not inner and not (closers and not all(literal in fmt.wire.framing for fmt in formats)):
+    markup = [*(item for fmt in formats for item in fmt.wire.inner_literals), *others]
+    inner = list(dict.fromkeys(item for item in markup if len(item) >= 3))
+    # Not after a framing literal (a message boundary: harmony's <|return|>): a name and a
+    # closer after it are no call's opening, and a commitment would make every one of a
+    # flood of them a decision.
+    framing = all(literal in fmt.wire.framing for fmt in formats)
+    closers = [] if framing else sorted({closer for fmt in formats for closer in fmt.closers if len(closer) >= 3
+                                         and MARKUP.search(closer) is not None}, key=len, reverse=True)
+    if not inner and not closers:
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
     stop = "|".join(map(regex.escape, stops))
@@ -143,12 +147,7 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         # Or a second word that touches the inner markup (a key whose opening tag was
         # dropped: ``NAME\\ncity</arg_key>``); prose leaves a space before the markup.
         ways.append(f"\\s*{word}(?:\\s*(?:{spelled})|\\s+\\w{word}(?:{spelled}))")
-    sections = {fmt.wire.section.close for fmt in formats if fmt.wire.section is not None}
-    calls = [closer for closer in closers if closer not in sections]
-    # Not after a framing literal (a message boundary: harmony's <|return|>): a name and a
-    # closer after it are no call's opening, and a commitment would make every one of a
-    # flood of them a decision (the leak survey of such a flood: 1.6x the time).
-    if closers and not all(literal in fmt.wire.framing for fmt in formats):
+    if closers:
         # Or a call that closes right after its name: a word right after the literal (a
         # section's line break first), then a closer: ``<function=ping</function>``. The
         # word starts with a letter or digit and touches the literal, so a regex naming
@@ -158,6 +157,8 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         # word (``<ifm|tool_calls>junk</ifm|tool_calls>``) is text.
         bare = r"\w[\w.\-:/@]*(?:[ ]?[\"'/>]+)?"
         closed = r"[ ]?\w[\w.\-:/@]*[ ]?[\"'/>]+"
+        sections = {fmt.wire.section.close for fmt in formats if fmt.wire.section is not None}
+        calls = [closer for closer in closers if closer not in sections]
         ended = []
         if calls:
             ended.append(f"(?:{bare}|{closed})\\s*(?:{'|'.join(map(_damaged, calls))})")
