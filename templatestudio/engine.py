@@ -196,9 +196,12 @@ class Machine(CallSteps):
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
                 self._open_region(trying.format, trying.opener)
         self._run(False)
+        out = self._out
+        if not out.pending and not out.settled and not self._laid:  # a token mostly settles nothing
+            return []
         if self._layout is None:
-            return self._out.take()
-        return self._laid_out(self._layout.feed(self._out.take()))
+            return out.take()
+        return self._laid_out(self._layout.feed(out.take()))
 
     def close(self) -> list[Event]:
         if self._closed:

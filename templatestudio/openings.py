@@ -74,8 +74,9 @@ class Tables:
     proper_starts: frozenset[str]  # the starts shorter than their literal
     runs: RunShape | None  # the own format's run shape, if the rules give one
     commits: dict[str, regex.Pattern]  # literal -> its commitment (``literal_search.commitment``), where it has one
-    # literal -> one pattern for all the openers it may start, where it starts several (``any_opener``)
-    first_looks: dict[str, regex.Pattern]
+    # literal -> (index, one pattern for the openers it may start from pairs[index] on), where it
+    # starts several (``any_opener``); index 1 when the first is the own format's (see ``tables``)
+    first_looks: dict[str, tuple[int, regex.Pattern]]
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -117,13 +118,18 @@ def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tup
     if guard is None:
         registry = tuple(FORMATS.values())
         if own is not None and own.wire is not None and own.wire.addressed:
-            return tuple(fmt for fmt in registry if fmt is own or not opens_on_plain_text(fmt))
+            return _addressed_guard(own, registry)
         return registry
     guard = tuple(guard)
     for item in guard:
         if not isinstance(item, Format):
             raise TypeError(f"a guard is a tuple of Format, got {type(item).__name__} {item!r} in it")
     return guard
+
+
+@functools.lru_cache(maxsize=64)  # a machine is made per reply: the registry is asked once per (format, registry)
+def _addressed_guard(own: Format, registry: tuple[Format, ...]) -> tuple[Format, ...]:
+    return tuple(fmt for fmt in registry if fmt is own or not opens_on_plain_text(fmt))
 
 
 # How far past a literal its commitment looks for the format's own markup.
@@ -163,9 +169,24 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         proper_starts=frozenset(item[:size] for item in literals for size in range(1, len(item))),
         runs=None if own is None else run_shape(own, owners),
         commits=commits,
-        first_looks={literal: any_opener(tuple(opener for _, opener in pairs))
-                     for literal, pairs in anywhere.items() if len(pairs) > 1},
+        first_looks=_first_looks(own, anywhere),
     )
+
+
+def _first_looks(own: Format | None, anywhere: dict[str, list[Pair]]) -> dict[str, tuple[int, regex.Pattern]]:
+    """The ``Tables.first_looks`` of a machine for own.
+
+    The own format's opener is tried alone first: what follows its literal
+    is mostly its own call, which that opener's look settles, and a look
+    for all of them first would cost each call a second look. The shared
+    pattern then covers the guard's openers after it.
+    """
+    looks = {}
+    for literal, pairs in anywhere.items():
+        index = 1 if own is not None and pairs[0][0] is own else 0
+        if len(pairs) - index > 1:
+            looks[literal] = (index, any_opener(tuple(opener for _, opener in pairs[index:])))
+    return looks
 
 
 @functools.lru_cache(maxsize=None)
@@ -222,10 +243,10 @@ class Opening:
     __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "next", "trying", "undecided", "chosen")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
-                 first_look: regex.Pattern | None = None) -> None:
+                 first_look: tuple[int, regex.Pattern] | None = None) -> None:
         self.pairs = pairs
         self.commit = commit
-        self.first_look = first_look  # all of pairs' openers in one pattern (``any_opener``), or None
+        self.first_look = first_look  # (index, pairs[index:]'s openers in one pattern: ``any_opener``), or None
         self.anchor = anchor
         self.from_start = from_start
         self.next = 0
@@ -236,14 +257,16 @@ class Opening:
     def decide(self, buffer: str, final: bool) -> tuple[Decision, int]:
         """(decision, characters examined) for the literal at buffer[anchor], with final when the text ended."""
         anchor, pairs, work = self.anchor, self.pairs, 0
-        if self.first_look is not None and self.next == 0 and self.trying is None:
-            # The same window the first opener's own look would read (see below).
-            window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
-            found = self.first_look.match(buffer, anchor, window, partial=True)
-            work += (found.end() if found is not None else anchor + 1) - anchor
-            if found is None:  # no opener matches, nor may yet: each one's own look would say so
-                self.next = len(pairs)
+        shared_from, shared = self.first_look if self.first_look is not None else (-1, None)
         while self.next < len(pairs):
+            if self.next == shared_from and self.trying is None:
+                # The same window the next opener's own look would read (see below).
+                window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
+                found = shared.match(buffer, anchor, window, partial=True)
+                work += (found.end() if found is not None else anchor + 1) - anchor
+                if found is None:  # no opener from here on matches, nor may yet: each one's own look would say so
+                    self.next = len(pairs)
+                    break
             fmt, opener = pairs[self.next]
             candidate = self.trying
             if candidate is None and not final and len(buffer) - anchor <= len(opener.literal) + SHORT_HOLD:

@@ -58,9 +58,11 @@ class Regions:
         saying "no call" (LFM2's empty block): the region shows nothing.
         """
         region = buffer[start:end]
-        if self.runs is not None and fmt is self.own:
+        if self.runs is not None and fmt is self.own and extent.found is None:
             # A call written exactly as the writer writes it: read as a run
             # reads its calls (a stream's usual case: one region per call).
+            # Not where the extent decoded the value already (a long region
+            # read whole): the reader takes that value, decoded once.
             made = self.runs.read_one(region)
             if made is not None:
                 return [made]
