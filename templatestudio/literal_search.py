@@ -106,7 +106,11 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     - the same with a second word that touches that markup (an opening tag
       dropped: ``<tool_call>NAME\ncity</arg_key>``);
     - a name touching the literal (or spaced from it and closed by ``>``),
-      then one of the formats' closers: ``<function=ping</function>``.
+      then one of the formats' closers: ``<function=ping</function>``;
+    - a name touching the literal, an object whose first key is quoted, and
+      the call's closer, all within the look (``<function=f{"a": 1}</function>``);
+    - a key of the formats' JSON call object, quoted, then the object's brace
+      or a colon (``<tool_calls>"name"{[: …``: its opening moved).
 
     A literal mentioned in prose (``wrap each call in <tool_call> and
     </tool_call> tags``, ``GLM writes <tool_call>NAME then <arg_key>
@@ -134,7 +138,9 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     framing = all(literal in fmt.wire.framing for fmt in formats)
     closers = [] if framing else sorted({closer for fmt in formats for closer in fmt.closers if len(closer) >= 3
                                          and MARKUP.search(closer) is not None}, key=len, reverse=True)
-    if not inner and not closers:
+    # A call object's JSON keys (``"name"``, ``"tool_call_id"``), for formats whose call is one.
+    keys = list(dict.fromkeys(key for fmt in formats for key in fmt.wire.call_keys))
+    if not inner and not closers and not keys:
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
     stop = "|".join(map(regex.escape, stops))
@@ -161,7 +167,19 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         calls = [closer for closer in closers if closer not in sections]
         ended = []
         if calls:
-            ended.append(f"(?:{bare}|{closed})\\s*(?:{'|'.join(map(_damaged, calls))})")
+            call_closers = "|".join(map(_damaged, calls))
+            ended.append(f"(?:{bare}|{closed})\\s*(?:{call_closers})")
+            # Or a name touching the literal, then an object whose first key is quoted and
+            # the call's closer after it, within the look: a body whose name's closer was
+            # dropped, doubled, or whose JSON was re-quoted (``<function=f{"a": 1}</function>``,
+            # ``<function=f>{'a': 1}</function>``). ``<function=name>{...}</function>``
+            # names no key and stays prose.
+            ended.append(f"{bare}\\s*\\{{\\s*[\"']\\w(?:(?!{stop})[\\s\\S])*?(?:{call_closers})")
         ended.append(f"{closed}\\s*(?:{'|'.join(map(_damaged, closers))})")
         ways.append(f"(?:\\n[ \\t]*)?(?:{'|'.join(ended)})")
+    if keys:
+        # Or one of the call object's keys, quoted, right after the literal and before the
+        # object's brace or a colon: the object's opening was moved or dropped
+        # (``<tool_calls>"name"{[: …``). Prose about the format writes the brace first.
+        ways.append(f"\\s*[\"'](?:{'|'.join(map(regex.escape, keys))})[\"']\\s*[{{\\[:]")
     return regex.compile(f"{regex.escape(literal)}(?:{'|'.join(ways)})")

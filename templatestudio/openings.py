@@ -152,7 +152,12 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
             anywhere.setdefault(pair[1].literal, []).append(pair)
     literals = sorted(anywhere, key=len, reverse=True)
     firsts = re.escape("".join(sorted({item[0] for item in literals})))
-    start = [pair for pair in pairs if pair[1].start_only]
+    # At the reply's start the own format's openers of a literal a start-only opener
+    # shares are tried there too, first: otherwise a guard's start-only opener (qwen-xml's
+    # bare <function=) decides, as its own cut call, a reply that opens with the own
+    # format's call cut short (functionary-v3.1's <function=).
+    shared = {opener.literal for _, opener in pairs if opener.start_only}
+    start = [pair for pair in pairs if pair[1].start_only or (pair[0] is own and pair[1].literal in shared)]
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}

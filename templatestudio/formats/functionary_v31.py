@@ -27,12 +27,13 @@ from __future__ import annotations
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
-from templatestudio.wire.shape import NEVER, Call, JsonObject, NameBetween, WireShape
+from templatestudio.wire.shape import Call, JsonObject, NameBetween, WireShape
 
 # Openers, reader, writer and closers are derived from this declaration.
 WIRE = WireShape(
-    # As qwen-xml's bare tag: a reply ending inside the tag is prose (cut_after: never).
-    call=Call("<function=", "</function>", cut_after=NEVER),
+    # The tag is this format's only marker and prose does not end on it: a reply
+    # that ends anywhere from it on was cut in a call (cut_after: the tag, the default).
+    call=Call("<function=", "</function>"),
     # No quote in the tag, so the extent's string tracking starts at the JSON.
     name=NameBetween("", ">", chars=r'[^<>\n"]'),
     arguments=JsonObject(),

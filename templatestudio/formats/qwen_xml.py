@@ -150,12 +150,11 @@ OPENERS = (
     # Without its wrapper the tag opens a call only when a parameter or the
     # closing tag follows: prose that names "<function=get_weather>" stays
     # prose. Where the reply starts with it (after whitespace), a reply that
-    # ends once the name has begun (inside the tag, or after it) was cut in
-    # the call's opening, since nothing but a call starts so (cut_after: the
-    # tag and the name's first character); elsewhere a reply cut there is
-    # prose (cut_after: never). The call ends at </function>, and a
-    # </tool_call> right after it is its own.
-    Opener(FUNCTION, _BARE_AT_START, _bare_extent, start_only=True, cut_after=len(FUNCTION) + 1),
+    # ends anywhere from the tag on was cut in the call's opening, since
+    # nothing but a call starts so (cut_after: the tag, the default);
+    # elsewhere a reply cut there is prose (cut_after: never). The call ends
+    # at </function>, and a </tool_call> right after it is its own.
+    Opener(FUNCTION, _BARE_AT_START, _bare_extent, start_only=True),
     Opener(FUNCTION, _BARE, _bare_extent, cut_after=NEVER),
 )
 

@@ -155,6 +155,14 @@ class WireShape:
         return ("}",)
 
     @property
+    def call_keys(self) -> tuple[str, ...]:
+        """The keys of a JSON call object (its name's, its arguments', their extras'); empty for other shapes."""
+        keys = [self.name.key] if isinstance(self.name, NameKey) else []
+        if isinstance(self.arguments, JsonArguments):
+            keys += [*self.arguments.keys, *self.arguments.extras, *(key for key, _ in self.arguments.written_extras)]
+        return tuple(dict.fromkeys(keys))
+
+    @property
     def inner_literals(self) -> tuple[str, ...]:
         """The markup literals written inside a call, neither a marker nor a closer.
 
