@@ -107,10 +107,13 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
       dropped: ``<tool_call>NAME\ncity</arg_key>``);
     - a name touching the literal (or spaced from it and closed by ``>``),
       then one of the formats' closers: ``<function=ping</function>``;
-    - a name touching the literal, an object whose first key is quoted, and
-      the call's closer, all within the look (``<function=f{"a": 1}</function>``);
+    - a name touching the literal, an object that opens with a key (quoted
+      or not) and a colon, and the call's closer, all within the look
+      (``<function=f{"a": 1}</function>``, ``<|tool_call>f{a:1}<tool_call|>``);
     - a key of the formats' JSON call object, quoted, then the object's brace
-      or a colon (``<tool_calls>"name"{[: …``: its opening moved).
+      or a colon (``<tool_calls>"name"{[: …``: its opening moved);
+    - the name's prefix where it is not markup, damaged and touching the
+      literal, then a name (``<|tool_call>CA LL:f``).
 
     A literal mentioned in prose (``wrap each call in <tool_call> and
     </tool_call> tags``, ``GLM writes <tool_call>NAME then <arg_key>
@@ -140,7 +143,9 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
                                          and MARKUP.search(closer) is not None}, key=len, reverse=True)
     # A call object's JSON keys (``"name"``, ``"tool_call_id"``), for formats whose call is one.
     keys = list(dict.fromkeys(key for fmt in formats for key in fmt.wire.call_keys))
-    if not inner and not closers and not keys:
+    # The name's prefix, where it is not markup (``call:``; markup ones are inner literals).
+    prefixes = [opens for fmt in formats if len(opens := fmt.wire.name_open) >= 3 and MARKUP.search(opens) is None]
+    if not inner and not closers and not keys and not prefixes:
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
     stop = "|".join(map(regex.escape, stops))
@@ -169,14 +174,19 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         if calls:
             call_closers = "|".join(map(_damaged, calls))
             ended.append(f"(?:{bare}|{closed})\\s*(?:{call_closers})")
-            # Or a name touching the literal, then an object whose first key is quoted and
-            # the call's closer after it, within the look: a body whose name's closer was
-            # dropped, doubled, or whose JSON was re-quoted (``<function=f{"a": 1}</function>``,
-            # ``<function=f>{'a': 1}</function>``). ``<function=name>{...}</function>``
+            # Or a name touching the literal, then an object opening with a key and a colon,
+            # and the call's closer after it, within the look: a body whose name's closer was
+            # dropped or doubled, whose JSON was re-quoted, or whose name's prefix was dropped
+            # (``<function=f{"a": 1}</function>``, ``<function=f>{'a': 1}</function>``,
+            # ``<|tool_call>f{a:1}<tool_call|>``). ``<function=name>{...}</function>``
             # names no key and stays prose.
-            ended.append(f"{bare}\\s*\\{{\\s*[\"']\\w(?:(?!{stop})[\\s\\S])*?(?:{call_closers})")
+            ended.append(f"{bare}\\s*\\{{\\s*[\"']?\\w[^\\n:{{}}\"']*[\"']?\\s*:(?:(?!{stop})[\\s\\S])*?(?:{call_closers})")
         ended.append(f"{closed}\\s*(?:{'|'.join(map(_damaged, closers))})")
         ways.append(f"(?:\\n[ \\t]*)?(?:{'|'.join(ended)})")
+    if prefixes:
+        # Or the name's prefix where it is not markup (Gemma 4's ``call:``), touching the literal
+        # and damaged (``<|tool_call>CA LL:f{``): prose about the format leaves a space after the tag.
+        ways.append(f"(?:{'|'.join(map(_damaged, prefixes))})\\w")
     if keys:
         # Or one of the call object's keys, quoted, right after the literal and before the
         # object's brace or a colon: the object's opening was moved or dropped

@@ -132,13 +132,15 @@ class WireShape:
         if self.section is not None:
             found.append(self.section.open)
         if self.section is None or self.section.alone:
-            found.append(self.call.marker or self.call.open or self._name_open())
+            found.append(self.call.marker or self.call.open or self.name_open)
         found.extend(self.call.also_opens)
         found.extend(wrapper.open for wrapper in self.wrappers)
         found.extend(self.framing)
         return tuple(dict.fromkeys(item for item in found if item))
 
-    def _name_open(self) -> str:
+    @property
+    def name_open(self) -> str:
+        """What the writer writes right before a call's name (``call:``, ``<invoke name="``); empty for a JSON key."""
         return self.name.open if isinstance(self.name, (NameBetween, Invoke)) else ""
 
     @property
