@@ -41,7 +41,6 @@ from templatestudio.literal_search import commitment, literal_search
 from templatestudio.resumable_match import MATCHED, MORE, Scan
 from templatestudio.run_shapes import run_shape
 from templatestudio.wire.base import MARKUP, Format, Opener
-from templatestudio.wire.shape import NEVER
 
 # Held text up to this length is decided by the regex first (see Opening.decide).
 REGEX_FIRST_LOOK = 512
@@ -153,14 +152,7 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
             anywhere.setdefault(pair[1].literal, []).append(pair)
     literals = sorted(anywhere, key=len, reverse=True)
     firsts = re.escape("".join(sorted({item[0] for item in literals})))
-    # At the reply's start the own format's openers of a literal that another format's
-    # start-only opener may cut at are tried there too, first: otherwise that opener
-    # (qwen-xml's bare <function=) takes, as its own cut call, a reply that opens with the
-    # own format's call cut short (functionary-v3.1's <function=). (Where that opener never
-    # cuts, pythonic's "[", the own opener is tried after it, as text, as before.)
-    cutting = {opener.literal for fmt, opener in pairs if opener.start_only and fmt is not own
-               and opener.cut_length < NEVER}
-    start = [pair for pair in pairs if pair[1].start_only or (pair[0] is own and pair[1].literal in cutting)]
+    start = [pair for pair in pairs if pair[1].start_only]
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}

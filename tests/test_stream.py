@@ -157,15 +157,16 @@ def test_a_cut_off_opener_followed_by_whitespace_is_held_until_the_end_decides()
     assert tool_stream.feed(" is the tag") == [TextDelta("<|tool_call>  is the tag")]
 
 
-def test_an_unwrapped_function_tag_is_prose_until_a_reply_ends_on_it():
+def test_an_unwrapped_function_tag_is_prose_after_prose_and_a_cut_call_at_the_reply_start():
     # Without <tool_call> the tag is a call only once a parameter, its
     # closer or a JSON body follows: prose that goes on past it names it. A
-    # reply that ends on it was cut in a call (as one ending on <tool_call>):
-    # qwen-xml's tag at the reply's start, and functionary-v3.1's anywhere,
-    # which every reader guards (issue 23, malformed means raise).
-    for text in ("See <function=get_weather> in the docs.", "Use <function=f> tags.", "<function=name> names it"):
+    # reply that starts with it (after whitespace) and ends there was cut in a
+    # call: only a call starts so (issue 23, malformed means raise). After
+    # prose, a reply may end on it: vLLM's own test docstrings do.
+    for text in ("See <function=get_weather> in the docs.", "Use <function=f> tags.", "<function=name> names it",
+                 "See <function=", "See <function=get_weather>", "tool calls that start with <function=...>\n    "):
         assert stream("hermes", [text]) == [TextDelta(text)] == read_events(text, FORMATS["hermes"])
-    for text in ("<function=", " \n<function=get_wea", "See <function=", "See <function=get_weather>{"):
+    for text in ("<function=", " \n<function=get_wea", "<function=get_weather>\n<param"):
         for read in (lambda: stream("hermes", list(text)), lambda: read_events(text, FORMATS["hermes"])):
             with pytest.raises(UnparsedToolCall, match="<function="):
                 read()

@@ -27,13 +27,15 @@ from __future__ import annotations
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
-from templatestudio.wire.shape import Call, JsonObject, NameBetween, WireShape
+from templatestudio.wire.shape import NEVER, Call, JsonObject, NameBetween, WireShape
 
 # Openers, reader, writer and closers are derived from this declaration.
 WIRE = WireShape(
-    # The tag is this format's only marker and prose does not end on it: a reply
-    # that ends anywhere from it on was cut in a call (cut_after: the tag, the default).
-    call=Call("<function=", "</function>"),
+    # As qwen-xml's bare tag: a reply ending inside the tag, or just after it, is prose
+    # (cut_after: never). Prose does end on it: vLLM's own qwen3_coder test docstring
+    # ends on "<function=...>" (tests/vllm, the peer cases). A reply that starts with
+    # it and is cut is caught by qwen-xml's start-of-reply opener, which every reader guards.
+    call=Call("<function=", "</function>", cut_after=NEVER),
     # No quote in the tag, so the extent's string tracking starts at the JSON.
     name=NameBetween("", ">", chars=r'[^<>\n"]'),
     arguments=JsonObject(),
