@@ -21,8 +21,9 @@ ends), the later ones opened by ``<|start|>assistant ``. Read:
   (an update between calls) messages. Their headers, ``<|start|>assistant ``
   before a ``to=NAME<|message|>`` header (harmony writes the same token before
   its own headers), ``<|eom|>`` and ``<|eot|>`` are the reply's framing: the reader drops
-  them (the regions read as no call). A ``to=developer`` message is dropped
-  whole, as Muse Spark's parser drops it.
+  them (the regions read as no call; a start before a call's header is read
+  with the call, so a refused call hands its start back with it). A
+  ``to=developer`` message is dropped whole, as Muse Spark's parser drops it.
 
 Where a value ends (``wire.xml_params``): a ``</atem:parameter>`` ends it
 only when whitespace and then the next parameter's tag or
@@ -81,16 +82,21 @@ _NO_CALLS = ("self",)  # a recipient whose message is never a call (developer me
 
 
 def _header(region: str) -> tuple[str, int]:
-    """The recipient of a call's header and the offset past it and the whitespace after."""
-    end = region.find(MESSAGE, len(TO))
-    recipient = region[len(TO) : end]
+    """The recipient of a call's header and the offset past it and the whitespace after.
+
+    The region opens with the header's to=, or with the next message's start
+    before it (``FRAMED_CALL_OPENER``).
+    """
+    start = (len(START) if region.startswith(START) else 0) + len(TO)
+    end = region.find(MESSAGE, start)
+    recipient = region[start:end]
     if recipient in _NO_CALLS:
         raise CallSyntaxError(f"a call block in a message to {recipient!r}, which is no tool")
     return recipient, skip_space(region, end + len(MESSAGE))
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    if opener is not CALL_OPENER:
+    if opener is not CALL_OPENER and opener is not FRAMED_CALL_OPENER:
         return []  # framing: a header, the next message's start, a message's end; the text around it is content
     _, position = _header(region)
     end = len(region) - len(BLOCK_END)  # the extent ends every call just past the block's closer
@@ -126,6 +132,13 @@ def _framing_header(recipient: str) -> Opener:
 CALL_OPENER = Opener(TO, opener_pattern(TO, run(chars(_RECIPIENT), at_least=1), literal(MESSAGE), SPACES,
                                         literal(BLOCK)),
                      lambda: TagExtent(len(TO), BLOCK_END), cut_after=_NEVER)
+# The next message's start, then a call's header: one call from the start on. The start is
+# framing, but it frames this call, so it is settled with it: were the call refused (a block in a
+# message to self), a stream that had already dropped the start would lose it from the text it
+# hands back from the refusal on.
+FRAMED_CALL_OPENER = Opener(START, opener_pattern(START, literal(TO), run(chars(_RECIPIENT), at_least=1),
+                                                  literal(MESSAGE), SPACES, literal(BLOCK)),
+                            lambda: TagExtent(len(START) + len(TO), BLOCK_END), cut_after=_NEVER)
 OPENERS = (
     _framing_header("user"),
     _framing_header("commentary"),
@@ -133,6 +146,7 @@ OPENERS = (
     Opener(TO, opener_pattern(TO, literal("developer" + MESSAGE)), lambda: TagExtent(0, (EOM, EOT), close_at_end=True),
            cut_after=_NEVER),
     CALL_OPENER,
+    FRAMED_CALL_OPENER,
     # The next message's start is framing only before a header of this wire (harmony writes the same token).
     Opener(START, opener_pattern(START, literal(TO), run(chars(_RECIPIENT), at_least=1), literal(MESSAGE)),
            lambda: TagExtent(0, START), cut_after=_NEVER),

@@ -271,14 +271,16 @@ def leading_reasoning(content: str, fmt, text: str) -> tuple[str, str]:
 
 def _cut_blocks(content: str, fmt, most: int | None) -> tuple[str, str, int]:
     """(reasoning, the rest, blocks cut) of content, cutting at most most blocks off its start."""
-    if fmt.reasoning is None:
-        return "", content, 0
-    opener, closer = fmt.reasoning
+    # Every pair the format declares it reads (K2 Horizon's <ifm|think_fast> and
+    # <ifm|think_faster> beside <ifm|think>), not only the one it writes.
+    pairs = fmt.reasoning_pairs
     inside, outside, position = [], [], 0
     while most is None or len(inside) < most:
         start = position + len(content[position:]) - len(content[position:].lstrip())
-        if not content.startswith(opener, start):
+        pair = next(((o, c) for o, c in pairs if content.startswith(o, start)), None)
+        if pair is None:
             break
+        opener, closer = pair
         outside.append(content[position:start])
         end = content.find(closer, start + len(opener))
         inside.append(content[start + len(opener) : end if end != -1 else len(content)])
@@ -394,7 +396,12 @@ def test_streaming_one_character_at_a_time(parser_maker):
 
 
 def reasoning_prefixes(fmt) -> list[str]:
-    """Reasoning blocks a reply can open with: empty, filled, between newlines, two back to back."""
+    """Reasoning blocks a reply can open with: empty, filled, between newlines, two back to back.
+
+    None for a format that declares no reasoning block (dots, granite-20b-fc).
+    """
+    if fmt.reasoning is None:
+        return []
     opener, closer = fmt.reasoning
     return [f"{opener}{closer}", f"{opener}a{closer}", f"\n{opener}{closer}\n", f"{opener}x{closer}{opener}{closer}"]
 
