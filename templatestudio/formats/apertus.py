@@ -15,7 +15,8 @@ Refused (``UnparsedToolCall``): anything but a list after the prefix
 (a bare object included), an empty list, an item that is not an object
 with exactly one key, arguments that are not a JSON object (a JSON string
 holding one too: the template writes the object), text between the list
-and the suffix, a list cut off. Reasoning: the deliberation block
+and the suffix, a list cut off (read not strictly, the calls that closed
+before the cut are kept and the rest is the cut call). Reasoning: the deliberation block
 ``<|inner_prefix|>…<|inner_suffix|>``.
 """
 
@@ -28,7 +29,7 @@ from templatestudio.wire.base import CallSyntaxError, Found, Format, NearMiss, O
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_at, skip_space
 from templatestudio.resumable_match import literal
-from templatestudio.wire.shape import Call, HandWritten, JsonObject, Reasoning, WireShape
+from templatestudio.wire.shape import Call, HandWritten, JsonList, JsonObject, Reasoning, WireShape
 
 # The envelope, declared. The call itself is a JSON object keyed by the
 # function's name, which the declaration language cannot say: the reader
@@ -36,7 +37,7 @@ from templatestudio.wire.shape import Call, HandWritten, JsonObject, Reasoning, 
 WIRE = WireShape(
     call=Call("<|tools_prefix|>", "<|tools_suffix|>"),
     name=HandWritten('the function name is the one key of each object in the list: [{"NAME": {…}}, …]'),
-    arguments=JsonObject(),
+    arguments=JsonObject(listed=JsonList()),  # the calls' objects stand in one list (a cut keeps the closed ones)
     separator=", ",
     reasoning=Reasoning("<|inner_prefix|>", "<|inner_suffix|>"),
     stop_tokens=("<|assistant_end|>",),

@@ -93,9 +93,15 @@ class JsonArguments:
 
 @dataclass(frozen=True)
 class JsonObject:
-    """The arguments are a JSON object written right after the name (string_ok: or a JSON string of one)."""
+    """The arguments are a JSON object written right after the name (string_ok: or a JSON string of one).
+
+    listed: the calls stand in one JSON list, each its own object (Apertus's
+    ``[{"NAME": {…}}, …]``), so a call may end at a bracket the list's comma
+    follows: a reply cut in a later call keeps the calls before it.
+    """
 
     string_ok: bool = False
+    listed: JsonList | None = None
 
 
 def _text(value: object, spelled: str) -> str:
