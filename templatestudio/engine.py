@@ -299,7 +299,7 @@ class Machine(CallSteps):
             return False
         self._mode = TEXT
         if starts:
-            self._opening, self._mode = Opening(starts, first, True), DECIDE
+            self._opening, self._mode = Opening(starts, first, True, own=self.format), DECIDE
         return True
 
     def _text(self, final: bool) -> bool:
@@ -330,7 +330,7 @@ class Machine(CallSteps):
                 return True
         literal, tables = found.group(), self._tables
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
-        self._opening = Opening(pairs, found.start(), False, commit, first_look)
+        self._opening = Opening(pairs, found.start(), False, commit, first_look, self.format)
         self._mode = DECIDE
         return True
 

@@ -111,7 +111,9 @@ def opens_on_plain_text(fmt: Format) -> bool:
 
 def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tuple[Format, ...]:
     """The formats a machine for own guards against: those given (TypeError for anything else), or by default
-    the registry as it is now, less the formats whose calls open on plain text when own's calls are addressed."""
+    the registry as it is now, less the formats whose calls open on plain text when own's calls are addressed
+    (a message body is content: prose's JSON or Python is not a call there). Other addressed formats stay:
+    their plain-text literal (``to=``) opens a call only in their own header, its tokens around it."""
     if own is not None and not isinstance(own, Format):
         raise TypeError(f"a machine reads one Format (None: a survey), got {type(own).__name__} {own!r}: "
                         "look a format's name up with templatestudio.get_format")
@@ -129,7 +131,8 @@ def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tup
 
 @functools.lru_cache(maxsize=64)  # a machine is made per reply: the registry is asked once per (format, registry)
 def _addressed_guard(own: Format, registry: tuple[Format, ...]) -> tuple[Format, ...]:
-    return tuple(fmt for fmt in registry if fmt is own or not opens_on_plain_text(fmt))
+    return tuple(fmt for fmt in registry
+                 if fmt is own or not opens_on_plain_text(fmt) or (fmt.wire is not None and fmt.wire.addressed))
 
 
 # How far past a literal its commitment looks for the format's own markup.
@@ -240,11 +243,13 @@ class Opening:
     stands at the start of the reply (a start-only opener's place).
     """
 
-    __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "next", "trying", "undecided", "chosen")
+    __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "own", "next", "trying", "undecided",
+                 "chosen")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
-                 first_look: tuple[int, regex.Pattern] | None = None) -> None:
+                 first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None) -> None:
         self.pairs = pairs
+        self.own = own  # the machine's format (None: a survey)
         self.commit = commit
         self.first_look = first_look  # (index, pairs[index:]'s openers in one pattern: ``any_opener``), or None
         self.anchor = anchor
@@ -309,6 +314,11 @@ class Opening:
             self.trying = None
             self.next += 1
         cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
+        if cut is not None and cut.format is not self.own and any(item.format is self.own for item in self.undecided):
+            # The own format's opening was still possible here too, and it calls a reply that ends
+            # there prose (Muse's to= header, whose text harmony's to= would count as a cut call):
+            # the own format's reading of its own literal decides.
+            cut = None
         if cut is not None:
             self.chosen = (cut.format, cut.opener)
             return Decision.CUT, work

@@ -6,7 +6,9 @@
    bare word): any such format's call, written in a final message, a
    preamble or after a call, is content. Another format's marked call
    (``<tool_call>``, ``[TOOL_CALLS]``, ``<｜DSML｜…>``) there still raises as
-   a leak; a guard given explicitly is watched as given; no other format's
+   a leak, and so does the other addressed format's (Muse's ``to=NAME<|message|>
+   <atem:function_calls>``: its plain-text ``to=`` opens a call only inside
+   its header's tokens); a guard given explicitly is watched as given; no other format's
    default guard changes, and a format added to the registry takes its
    place in harmony's default guard by the same rule.
 2. A call message ended by ``<|end|>`` instead of ``<|call|>`` is the call
@@ -48,6 +50,8 @@ from oracle import same_json  # the tests' own comparison, not the package's
 HARMONY = FORMATS["harmony"]
 REGISTRY = tuple(FORMATS.values())
 PLAIN = [fmt for fmt in REGISTRY if fmt is not HARMONY and opens_on_plain_text(fmt)]
+ADDRESSED = [fmt for fmt in REGISTRY if fmt.wire is not None and fmt.wire.addressed]
+LEFT_OUT = [fmt for fmt in PLAIN if fmt not in ADDRESSED]  # what an addressed format's default guard leaves out
 MARKED = [fmt for fmt in REGISTRY if fmt is not HARMONY and not opens_on_plain_text(fmt)]
 SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
@@ -127,12 +131,13 @@ def test_only_harmony_and_muse_address_their_calls():
 
 
 def test_the_default_guard_of_harmony_leaves_out_the_plain_text_formats_and_no_other_changes():
-    assert guard_of(None, HARMONY) == tuple(fmt for fmt in REGISTRY if fmt not in PLAIN)
+    assert guard_of(None, HARMONY) == tuple(fmt for fmt in REGISTRY if fmt not in LEFT_OUT)
+    assert FORMATS["muse-atem"] in guard_of(None, HARMONY) and HARMONY in guard_of(None, FORMATS["muse-atem"])
     assert Machine(HARMONY).guard == guard_of(None, HARMONY)
     assert guard_of(None) == REGISTRY
     for fmt in REGISTRY:
-        if fmt.wire is not None and fmt.wire.addressed:
-            assert guard_of(None, fmt) == tuple(item for item in REGISTRY if item is fmt or not opens_on_plain_text(item))
+        if fmt in ADDRESSED:
+            assert guard_of(None, fmt) == tuple(item for item in REGISTRY if item not in LEFT_OUT or item is fmt)
         elif fmt is not HARMONY:
             assert guard_of(None, fmt) == REGISTRY and Machine(fmt).guard == REGISTRY, fmt.name
     # A guard given explicitly is the guard, for harmony too.
@@ -141,10 +146,28 @@ def test_the_default_guard_of_harmony_leaves_out_the_plain_text_formats_and_no_o
         Machine(HARMONY, guard=("xlam",))
 
 
+@pytest.mark.parametrize("call", CALLS, ids=range(len(CALLS)))
+def test_the_other_addressed_formats_call_in_a_harmony_message_is_a_leak(call):
+    # Muse's header and block are markup (to=NAME<|message|><atem:function_calls>): in a harmony
+    # message body they are a leak, not an answer's prose, and harmony's call is one in Muse's.
+    muse = FORMATS["muse-atem"]
+    body = muse.write_call(call)
+    for text, _ in places(body):
+        kind, message = outcome(lambda: read_events(text, HARMONY))
+        assert kind == "raises" and message.endswith("opens a call in the muse-atem format"), (text, message)
+        assert read_all_ways(text)[0] == "raises", text
+    kind, message = outcome(lambda: read_events(harmony_call(call, 0), muse))
+    assert kind == "raises" and message.endswith("opens a call in the harmony format"), message
+
+
 def plain_bodies() -> list[tuple[str, str]]:
-    """(format, text) pairs: every plain-text format's samples with calls, and calls its writer writes."""
+    """(format, text) pairs: every plain-text format's samples with calls, and calls its writer writes.
+
+    Not Muse's, addressed as harmony is: its call in a harmony message is a leak
+    (``test_the_other_addressed_formats_call_in_a_harmony_message_is_a_leak``).
+    """
     found = []
-    for fmt in PLAIN:
+    for fmt in LEFT_OUT:
         found += [(fmt.name, sample.text) for sample in fmt.samples if sample.calls]
         found += [(fmt.name, fmt.write_call(call)) for call in CALLS]
     return found
@@ -234,7 +257,7 @@ def test_a_format_added_to_the_registry_joins_harmonys_default_guard_by_the_same
     plain, marked = _made_up("CALL "), _made_up("<call:zz>")
     monkeypatch.setitem(FORMATS, plain.name, plain)
     monkeypatch.setitem(FORMATS, marked.name, marked)
-    assert guard_of(None, HARMONY) == (*(fmt for fmt in REGISTRY if fmt not in PLAIN), marked)
+    assert guard_of(None, HARMONY) == (*(fmt for fmt in REGISTRY if fmt not in LEFT_OUT), marked)
     assert guard_of(None, FORMATS["hermes"]) == (*REGISTRY, plain, marked)
     for made_up in (plain, marked):
         text = THINK + FINAL + "Sure. " + made_up.write_call(CALLS[0])
@@ -401,3 +424,19 @@ def test_the_stray_header_then_a_call_reads_the_call():
     kind, events = read_all_ways(text)
     assert kind == "events" and events[0] == TextDelta("Sure.")
     assert_calls(events, [CALLS[2]])
+
+
+@pytest.mark.parametrize("recipient", ["commentary", "functions.get_weather", "user"])
+def test_a_reply_cut_in_a_muse_header_is_prose_to_muse_whatever_harmonys_to_would_say(recipient):
+    # Both read to=: harmony counts a reply ending on "to=functions." or more as a cut call, Muse
+    # reads a header cut short as prose (its openers' cut_after). In a Muse reader, with harmony
+    # guarded against, the own format's verdict on its own literal decides; harmony's stays its own.
+    muse = FORMATS["muse-atem"]
+    text = f"Checking. to={recipient}"
+    assert read_events(text, muse) == [TextDelta(text)]
+    stream = ToolCallStream(muse)
+    events = [event for chunk in (text[:12], text[12:]) for event in stream.feed(chunk)] + stream.close()
+    assert merge_deltas(events) == [TextDelta(text)]
+    kind, message = outcome(lambda: read_events(text, HARMONY))
+    cut = len("to=" + recipient) >= len("to=functions.")
+    assert (kind == "raises" and "ended inside a tool call" in message) if cut else kind == "events", message
