@@ -32,7 +32,8 @@ value whose closer was left out (refused when that value also holds the
 closer). A block in a ``to=user`` or ``to=commentary`` message is that
 message's text, never a call (an answer that shows the syntax).
 
-Refused: a block in a message to ``self`` (after the first message), a
+Refused: a message to a tool whose body is not a block (JSON, text, a
+damaged block tag), a block in a message to ``self`` (after the first message), a
 block with no invoke or with text beside its invokes, a parameter given twice, a block
 never closed. Not handled: a reasoning message after another message (the
 engine reads reasoning only at the start: it stays text, its header
@@ -46,8 +47,10 @@ parameters (``wire_limits``), names holding whitespace, ``<``, ``"`` or
 
 from __future__ import annotations
 
+import re
+
 from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.resumable_match import chars, literal, run
+from templatestudio.resumable_match import chars, either, literal, optional, run, sequence
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
@@ -96,6 +99,9 @@ def _header(region: str) -> tuple[str, int]:
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
+    if opener is TOOL_HEADER:
+        recipient = region[len(TO) : region.find(MESSAGE)]
+        raise CallSyntaxError(f"a message to the tool {recipient!r} whose body is not a {BLOCK} block")
     if opener is not CALL_OPENER and opener is not FRAMED_CALL_OPENER:
         return []  # framing: a header, the next message's start, a message's end; the text around it is content
     _, position = _header(region)
@@ -139,6 +145,31 @@ CALL_OPENER = Opener(TO, opener_pattern(TO, run(chars(_RECIPIENT), at_least=1), 
 FRAMED_CALL_OPENER = Opener(START, opener_pattern(START, literal(TO), run(chars(_RECIPIENT), at_least=1),
                                                   literal(MESSAGE), SPACES, literal(BLOCK)),
                             lambda: TagExtent(len(START) + len(TO), BLOCK_END), cut_after=_NEVER)
+
+
+def _not(word: str) -> object:
+    """A recipient other than word: any run of recipient characters that differs from it."""
+    if not word:
+        return run(chars(_RECIPIENT), at_least=1)
+    other = chars(_RECIPIENT[:-1] + re.escape(word[0]) + "]")
+    rest = run(chars(_RECIPIENT))
+    return either(sequence(other, rest), sequence(literal(word[0]), optional(_not(word[1:])) if len(word) > 1
+                                                  else run(chars(_RECIPIENT), at_least=1)))
+
+
+def _deviates(word: str, first: bool = True) -> object:
+    """Text that parts from word before word is whole (at its first character, whitespace is passed over first)."""
+    space = " \t\n\r" if first else ""
+    other = chars(f"[^{re.escape(word[0])}{space}]")
+    return other if len(word) == 1 else either(other, sequence(literal(word[0]), _deviates(word[1:], False)))
+
+
+# A message addressed to a tool is a call: a header to any recipient but the ones whose messages are
+# text, reasoning or dropped (tried after their openers; self is not handled, see the docstring), then
+# a body that parts from the block's tag, is a malformed call, not prose. A reply that ends before
+# its body has parted from the tag stays what it was (a header cut short is prose: _NEVER).
+TOOL_HEADER = Opener(TO, opener_pattern(TO, _not("self"), literal(MESSAGE), SPACES, _deviates(BLOCK)),
+                     lambda: TagExtent(0, MESSAGE), cut_after=_NEVER)
 OPENERS = (
     _framing_header("user"),
     _framing_header("commentary"),
@@ -146,6 +177,7 @@ OPENERS = (
     Opener(TO, opener_pattern(TO, literal("developer" + MESSAGE)), lambda: TagExtent(0, (EOM, EOT), close_at_end=True),
            cut_after=_NEVER),
     CALL_OPENER,
+    TOOL_HEADER,
     FRAMED_CALL_OPENER,
     # The next message's start is framing only before a header of this wire (harmony writes the same token).
     Opener(START, opener_pattern(START, literal(TO), run(chars(_RECIPIENT), at_least=1), literal(MESSAGE)),
@@ -199,6 +231,11 @@ FORMAT = Format.declared(
                  "a block in a message to self"),
         NearMiss(f' to=lookup{MESSAGE}<atem:function_calls>[{{"name": "lookup", "arguments": {{}}}}]'
                  f"</atem:function_calls>{EOM}", True, "JSON in the block, no invoke"),
+        NearMiss(f' to=lookup{MESSAGE}{{"q": "x"}}{EOM}', True, "a message to a tool with a JSON body, no block"),
+        NearMiss(f' to=lookup{MESSAGE}atem:function_calls>\n<atem:invoke name="lookup">\n</atem:invoke>\n'
+                 f"</atem:function_calls>{EOM}", True, "the block's tag damaged"),
+        NearMiss(f"Done. to=self{MESSAGE}Later thoughts.", False,
+                 "a later message to self: text, its header included (not handled)"),
         NearMiss("Muse addresses a tool with to=NAME in the message header.", False, "prose naming the recipient"),
     ),
     wire_limits=(
