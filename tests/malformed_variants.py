@@ -151,6 +151,9 @@ def settled(fmt: Format, variant: Variant) -> str | None:
     """Why the variant breaks the rule (see the module docstring); None when it does not."""
     if variant.marker_at is None or opens_on_plain_text(fmt):
         return None
+    stops = fmt.wire.stop_tokens if fmt.wire is not None else ()
+    if variant.change.startswith("cut at") and stops and variant.text.endswith(stops):
+        return None  # a reply cut right after its stop token ended there (GigaChat's <|message_sep|> ends a message)
     try:
         reply = read_tool_calls(variant.text, fmt)
     except UnparsedToolCall:

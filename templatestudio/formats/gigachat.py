@@ -13,7 +13,9 @@ One format with three openers, since one corpus label covers both
 templates and a reader of either version must read the other's calls
 rather than call them foreign: ``<|message_sep|>`` opens a call only when
 ``function call<|role_sep|>`` and an object follow (otherwise it is the
-end of a plain message and stays text); ``function call<|role_sep|>`` opens
+end of a plain message and stays text; a reply that ends right after it
+is a plain message, one that ends past it while the call turn may still
+follow was cut in a call); ``function call<|role_sep|>`` opens
 one by itself (a reply that starts with the call turn); and
 ``<|function_call|>``. Read: exactly ``name`` and ``arguments`` (a JSON
 object), whitespace between the markers and the object. Refused: a JSON
@@ -94,10 +96,13 @@ def _extent(skip: int):
 OPENERS = (
     Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), _extent(len(FUNCTION_CALL))),
     # GigaChat 3: the end of the assistant's message, then the call turn.
-    # Ending right after the separator is a plain message (cut_after: never);
-    # a reply cut inside the call turn's role is caught by the next opener.
+    # Ending right after the separator is a plain message (the server's stop
+    # token); a reply that goes on past it, while what follows can still
+    # become the call turn, was cut in a call (the template writes nothing
+    # after a message's end but the next message's role; the assistant's next
+    # turn with a role of its own would part from "function call" at once).
     Opener(MESSAGE_SEP, opener_pattern(MESSAGE_SEP, SPACES, literal(CALL_TURN), SPACES, _OBJECT),
-           _extent(len(MESSAGE_SEP)), cut_after=1 << 30),
+           _extent(len(MESSAGE_SEP)), cut_after=len(MESSAGE_SEP) + 1),
     Opener(CALL_TURN, opener_pattern(CALL_TURN, SPACES, _OBJECT), _extent(len(CALL_TURN))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
@@ -128,6 +133,8 @@ FORMAT = Format.declared(
         NearMiss(f'{FUNCTION_CALL}{{"name": "a", "arguments": "{{}}"}}', True, "arguments as a string"),
         NearMiss(f'{FUNCTION_CALL}[{{"name": "a", "arguments": {{}}}}]', True, "a JSON list"),
         NearMiss(f"The answer is 42.{MESSAGE_SEP}", False, "a plain message and its end"),
+        NearMiss(f"Checking.{MESSAGE_SEP}\n\nfunction ca", True, "cut inside the call turn's role"),
+        NearMiss(f"Checking.{MESSAGE_SEP}\n", True, "cut after the separator, where only the call turn may follow"),
         NearMiss(f"Done.{MESSAGE_SEP}\n\nuser<|role_sep|>\nThanks", False, "the next turn is not a call"),
     ),
     wire_limits=(
