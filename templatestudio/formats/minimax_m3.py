@@ -57,7 +57,8 @@ WIRE = WireShape(
     call=Call(),
     name=Invoke(']<]minimax[>[<invoke name="', '">', "]<]minimax[>[</invoke>"),
     arguments=HandWritten("each argument is an element named after its key (NS<KEY>…NS</KEY>), nested for "
-                          "objects and lists: the tags are the keys, not fixed literals", text_values=True),
+                          "objects and lists: the tags are the keys, not fixed literals", text_values=True,
+                          markup=("]<]minimax[>[<", "]<]minimax[>[</")),  # every argument tag's fixed start
     separator="\n",
     reasoning=Reasoning("<mm:think>", "</mm:think>"),
 )

@@ -61,11 +61,15 @@ class HandWritten:
 
     text_values: for hand-written arguments, the wire writes each value as
     bare text (as ``XmlParameters`` do), so the tool's schema types them
-    (``WireShape.values_are_text``).
+    (``WireShape.values_are_text``). markup: fixed literals the hand-written
+    part writes around what varies (MiniMax M3's argument tags open with
+    ``]<]minimax[>[<`` whatever their key): inner markup of the call
+    (``WireShape.inner_literals``).
     """
 
     why: str
     text_values: bool = False
+    markup: tuple[str, ...] = ()
 
 
 Name = NameKey | NameBetween | Invoke | HandWritten
@@ -186,6 +190,9 @@ class WireShape:
             parts += [arguments.key_open, arguments.key_close, arguments.value_open, arguments.value_close]
         if isinstance(arguments, OwnValues):
             parts.append(arguments.quote)
+        for part in (name, arguments):
+            if isinstance(part, HandWritten):
+                parts += part.markup
         if self.call_id is not None:
             parts += [self.call_id.written, self.call_id.close]
         taken = set(self.markers) | set(self.closers)
