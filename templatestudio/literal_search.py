@@ -113,7 +113,9 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     - a key of the formats' JSON call object, quoted, then the object's brace
       or a colon (``<tool_calls>"name"{[: …``: its opening moved);
     - the name's prefix where it is not markup, damaged and touching the
-      literal, then a name (``<|tool_call>CA LL:f``).
+      literal, then a name (``<|tool_call>CA LL:f``);
+    - a name, then the name's closer where it is not markup
+      (``<|open|>tools<|sep|>f" index="1"``: the call's opening tag dropped).
 
     A literal mentioned in prose (``wrap each call in <tool_call> and
     </tool_call> tags``, ``GLM writes <tool_call>NAME then <arg_key>
@@ -145,7 +147,9 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     keys = list(dict.fromkeys(key for fmt in formats for key in fmt.wire.call_keys))
     # The name's prefix, where it is not markup (``call:``; markup ones are inner literals).
     prefixes = [opens for fmt in formats if len(opens := fmt.wire.name_open) >= 3 and MARKUP.search(opens) is None]
-    if not inner and not closers and not keys and not prefixes:
+    # And the name's closer, where it is not markup (Kimi K3's ``" index="``, DeepSeek V3's fence).
+    suffixes = [ends for fmt in formats if len(ends := fmt.wire.name_close) >= 3 and MARKUP.search(ends) is None]
+    if not inner and not closers and not keys and not prefixes and not suffixes:
         return None
     stops = sorted({literal, *(closer for fmt in formats for closer in fmt.closers)} - {""}, key=len, reverse=True)
     stop = "|".join(map(regex.escape, stops))
@@ -187,6 +191,10 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         # Or the name's prefix where it is not markup (Gemma 4's ``call:``), touching the literal
         # and damaged (``<|tool_call>CA LL:f{``): prose about the format leaves a space after the tag.
         ways.append(f"(?:{'|'.join(map(_damaged, prefixes))})\\w")
+    if suffixes:
+        # Or a name right after the literal (whitespace between), then the name's closer where it
+        # is not markup: the name's opening tag was dropped (``<|open|>tools<|sep|>f" index="1"``).
+        ways.append(f"\\s*\\w[\\w.\\-:/@]*(?:{'|'.join(map(regex.escape, suffixes))})")
     if keys:
         # Or one of the call object's keys, quoted, right after the literal and before the
         # object's brace or a colon: the object's opening was moved or dropped

@@ -97,7 +97,8 @@ WIRE = WireShape(
     arguments=HandWritten(
         "each argument's tag names its value's JSON type (type=\"string\", \"number\", \"boolean\", \"null\", "
         "\"array\" or \"object\") and its key is an attribute with &amp; and &quot; escaped; XmlParameters "
-        "says only text or typed-as-string-or-JSON, with keys as written"
+        "says only text or typed-as-string-or-JSON, with keys as written",
+        markup=('<|open|>argument key="', "<|close|>argument<|sep|>"),  # every argument's tags
     ),
     separator="",
     # A reply that opens with the response element skipped the think element its prompt opened.

@@ -148,6 +148,13 @@ class WireShape:
         return self.name.open if isinstance(self.name, (NameBetween, Invoke)) else ""
 
     @property
+    def name_close(self) -> str:
+        """What the writer writes right after a call's name (``">``, Kimi K3's ``" index="``); empty for a JSON key."""
+        if isinstance(self.name, Invoke):
+            return self.name.name_close
+        return self.name.close if isinstance(self.name, NameBetween) else ""
+
+    @property
     def closers(self) -> tuple[str, ...]:
         """The literals that end a call: the section's, the call's, the invoked element's; else the JSON's bracket."""
         found = [self.section.close if self.section else "", self.call.close,
