@@ -225,10 +225,14 @@ class Candidate:
         self.fed = len(buffer)
         return scan.examined - before
 
-    @property
-    def cut_short(self) -> bool:
-        """Whether the text ended while this opening was still possible, far enough in to count."""
-        return self.verdict == MORE and self.fed - self.anchor >= self.opener.cut_length
+    def cut_short(self, buffer: str) -> bool:
+        """Whether the text (buffer) ended while this opening was still possible, far enough in to count."""
+        if self.verdict != MORE:
+            return False
+        opener = self.opener
+        if self.fed - self.anchor >= opener.cut_length:
+            return True
+        return opener.cut_compiled is not None and opener.cut_compiled.match(buffer, self.anchor, self.fed) is not None
 
 
 class Opening:
@@ -313,7 +317,7 @@ class Opening:
                 self.undecided.append(candidate)
             self.trying = None
             self.next += 1
-        cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
+        cut = next((candidate for candidate in self.undecided if candidate.cut_short(buffer)), None)
         if cut is not None and cut.format is not self.own and any(item.format is self.own for item in self.undecided):
             # The own format's opening was still possible here too, and it calls a reply that ends
             # there prose (Muse's to= header, whose text harmony's to= would count as a cut call):

@@ -36,8 +36,9 @@ WIRE = WireShape(
     # ends on "<function=...>" (tests/vllm, the peer cases). A reply that starts with
     # it and is cut inside the tag or after a name is caught by qwen-xml's start-of-reply
     # opener, which every reader guards; one cut after the JSON body began
-    # ("<function=f>{") is not: text, a listed defect (tests/known_failures.txt).
-    call=Call("<function=", "</function>", cut_after=NEVER),
+    # ("<function=f>{") was cut in a call anywhere (cut_in_body). Left as prose: a
+    # reply cut in the tag after prose (tests/known_failures.txt).
+    call=Call("<function=", "</function>", cut_after=NEVER, cut_in_body=True),
     # No quote in the tag, so the extent's string tracking starts at the JSON.
     name=NameBetween("", ">", chars=r'[^<>\n"]'),
     arguments=JsonObject(),
@@ -86,6 +87,8 @@ FORMAT = Format.declared(
         NearMiss('<function=get_exchange_rate>"{\\"base\\": \\"EUR\\"}"</function>', True, "arguments double-encoded"),
         NearMiss('<function=a>{"x": 1} and then</function>', True, "text before the closer"),
         NearMiss("<function=get weather>{}</function>", True, "a name with a space"),
+        NearMiss("<function=get_weather>{", True, "cut right after the body's brace"),
+        NearMiss("Checking.\n<function=get_weather> {", True, "cut after prose, once the body began"),
         NearMiss("Use the <function=NAME> tag, then the arguments.", False, "prose naming the tag"),
     ),
     wire_limits=(

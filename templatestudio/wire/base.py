@@ -99,7 +99,9 @@ class Opener:
     end; start_only: the call can only open a reply (after whitespace);
     cut_after: how many characters of a still-possible opening make a reply
     that ends there a call cut short rather than prose (default: the
-    literal's length).
+    literal's length). cut_from: or a pattern that a still-possible opening
+    has matched from its literal on, for a part whose length varies
+    (functionary's ``<function=NAME>{``: the name closed and the body begun).
     """
 
     literal: str
@@ -107,8 +109,10 @@ class Opener:
     extent: Callable[[], Extent]
     start_only: bool = False
     cut_after: int | None = None
+    cut_from: Pattern | None = None
     automaton: Automaton = field(init=False, repr=False, compare=False)
     compiled: regex.Pattern = field(init=False, repr=False, compare=False)
+    cut_compiled: regex.Pattern | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Two forms of one pattern: the regex decides at C speed when the text
@@ -116,6 +120,7 @@ class Opener:
         # does not (an opening still arriving).
         object.__setattr__(self, "automaton", Automaton(self.opening))
         object.__setattr__(self, "compiled", regex.compile(self.opening.regex))
+        object.__setattr__(self, "cut_compiled", None if self.cut_from is None else regex.compile(self.cut_from.regex))
 
     @property
     def cut_length(self) -> int:

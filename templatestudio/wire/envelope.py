@@ -101,3 +101,6 @@ class Call:
     marker: str | None = None
     refused: tuple[tuple[str, str], ...] = ()
     cut_after: int | None = None  # as ``Opener.cut_after``, for the derived opener
+    # A reply that ends once the name has closed and the JSON body has begun was cut in a call,
+    # whatever cut_after says (``Opener.cut_from``; a closed name's shapes only).
+    cut_in_body: bool = False

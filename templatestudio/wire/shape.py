@@ -340,7 +340,12 @@ class WireShape:
         else:
             body = ("[",) if self.arguments.listed else ("{",)
             pattern = tagged_json.json_opening(call.open, tagged_json.head_literals(call.head), body, refused)
-        openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after)]
+        cut_from = None
+        if call.cut_in_body:
+            if kind != "named json":
+                raise ShapeError("cut_in_body needs a name between literals and a JSON body")
+            cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close)
+        openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)]
         for item in self.framing:
             openers.append(Opener(item, literal(item), lambda item=item: TagExtent(0, item)))
         return tuple(openers)

@@ -54,6 +54,12 @@ def named_opening(open_literal: str, name_open: str, name_chars: str, name_close
     return sequence(*steps, either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"')))
 
 
+def named_body_start(open_literal: str, name_open: str, name_chars: str, name_close: str) -> Pattern:
+    """open NAME_OPEN name NAME_CLOSE, then the JSON body's brace: how far a cut call's opening has come."""
+    steps = [literal(open_literal)] + ([literal(name_open)] if name_open else [])
+    return sequence(*steps, run(chars(name_chars), at_least=1), literal(name_close), SPACES, literal("{"))
+
+
 def _past_head(region: str, index: int, head: tuple[str, ...], refused: tuple[tuple[str, str], ...]) -> int:
     """The offset of the body: past the head's literals, whitespace allowed; refused literals raise their reason."""
     for item, why in refused:
