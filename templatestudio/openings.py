@@ -225,14 +225,15 @@ class Candidate:
         self.fed = len(buffer)
         return scan.examined - before
 
-    def cut_short(self, buffer: str) -> bool:
-        """Whether the text (buffer) ended while this opening was still possible, far enough in to count."""
-        if self.verdict != MORE:
-            return False
-        opener = self.opener
-        if self.fed - self.anchor >= opener.cut_length:
-            return True
-        return opener.cut_compiled is not None and opener.cut_compiled.match(buffer, self.anchor, self.fed) is not None
+    @property
+    def cut_short(self) -> bool:
+        """Whether the text ended while this opening was still possible, far enough in to count."""
+        return self.verdict == MORE and self.fed - self.anchor >= self.opener.cut_length
+
+    def committed(self, buffer: str) -> bool:
+        """Whether this still-possible opening of buffer came as far as its opener's ``cut_from``: a cut call."""
+        cut = self.opener.cut_compiled
+        return self.verdict == MORE and cut is not None and cut.match(buffer, self.anchor, self.fed) is not None
 
 
 class Opening:
@@ -302,6 +303,9 @@ class Opening:
                 candidate = Candidate(fmt, opener, anchor)
                 if final:  # the text ended while the opening was still possible: the regex said all
                     candidate.fed = len(buffer)
+                    if candidate.committed(buffer):  # a cut call, whatever a later opener would match
+                        self.chosen = (fmt, opener)
+                        return Decision.CUT, work
                     self.undecided.append(candidate)
                     self.next += 1
                     continue
@@ -314,15 +318,15 @@ class Opening:
             if candidate.verdict == MORE:
                 if not final:
                     return Decision.WAITS, work
+                if candidate.committed(buffer):
+                    self.chosen = (fmt, opener)
+                    return Decision.CUT, work
                 self.undecided.append(candidate)
             self.trying = None
             self.next += 1
-        cut = next((candidate for candidate in self.undecided if candidate.cut_short(buffer)), None)
+        cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
         if cut is not None and cut.format is not self.own and any(item.format is self.own for item in self.undecided):
-            # The own format's opening was still possible here too, and it calls a reply that ends
-            # there prose (Muse's to= header, whose text harmony's to= would count as a cut call):
-            # the own format's reading of its own literal decides.
-            cut = None
+            cut = None  # the own format's opening, still possible here, calls a cut here prose (Muse's to=)
         if cut is not None:
             self.chosen = (cut.format, cut.opener)
             return Decision.CUT, work

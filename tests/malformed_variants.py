@@ -103,7 +103,16 @@ def call_markers(fmt: Format) -> tuple[str, ...]:
 
 
 def _first_marker(text: str, fmt: Format) -> tuple[int, str] | None:
-    found = [(text.find(marker), marker) for marker in call_markers(fmt) if marker in text]
+    """The first call marker in text that opens a call: not one its framing follows (Inkling's
+    ``<|message_model|>`` starts a text message when ``<|content_text|>`` follows it)."""
+    framing = tuple(fmt.wire.framing) if fmt.wire is not None else ()
+    found = []
+    for marker in call_markers(fmt):
+        at = text.find(marker)
+        while at != -1 and framing and text.startswith(framing, at + len(marker)):
+            at = text.find(marker, at + 1)
+        if at != -1:
+            found.append((at, marker))
     return min(found) if found else None
 
 
@@ -147,6 +156,16 @@ def variants(fmt: Format) -> Iterator[Variant]:
             yield made(base[:cut], f"cut at {cut}", None)
 
 
+def _may_be_framed(fmt: Format, variant: Variant) -> bool:
+    """Whether the text after a cut variant's marker may still grow into one of the format's framing literals."""
+    framing = fmt.wire.framing if fmt.wire is not None else ()
+    at, marker = variant.marker_at, _first_marker(variant.text, fmt)
+    if marker is None or marker[0] != at:
+        return False
+    rest = variant.text[at + len(marker[1]) :]
+    return any(tag.startswith(rest) for tag in framing)
+
+
 def settled(fmt: Format, variant: Variant) -> str | None:
     """Why the variant breaks the rule (see the module docstring); None when it does not."""
     if variant.marker_at is None or opens_on_plain_text(fmt):
@@ -154,6 +173,8 @@ def settled(fmt: Format, variant: Variant) -> str | None:
     stops = fmt.wire.stop_tokens if fmt.wire is not None else ()
     if variant.change.startswith("cut at") and stops and variant.text.endswith(stops):
         return None  # a reply cut right after its stop token ended there (GigaChat's <|message_sep|> ends a message)
+    if variant.change.startswith("cut at") and _may_be_framed(fmt, variant):
+        return None  # cut where the marker's message may still be one the framing opens (an answer, thinking)
     try:
         reply = read_tool_calls(variant.text, fmt)
     except UnparsedToolCall:

@@ -121,9 +121,14 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
 # by the call token opens a call, its region the whole block; before any other
 # kind token the message's start is framing (its region runs to that token:
 # text there is refused). A reply cut inside the header is no call: the
-# message may yet be an answer.
-MESSAGE_CALL = Opener(MESSAGE, opener_pattern(MESSAGE, run(chars(r'[^\s<>"]')), literal(CALL)),
-                      lambda: TagExtent(len(MESSAGE), _BLOCK_ENDS, "json", close_at_end=True), cut_after=NEVER)
+# message may yet be an answer; one cut once its kind token has parted from
+# every other kind (``<|content_i``) was cut in a call.
+_HEADER = run(chars(r'[^\s<>"]'))
+_CALL_PART = next(CALL[:size] for size in range(1, len(CALL) + 1)
+                  if not any(tag.startswith(CALL[:size]) for tag in WIRE.framing))
+MESSAGE_CALL = Opener(MESSAGE, opener_pattern(MESSAGE, _HEADER, literal(CALL)),
+                      lambda: TagExtent(len(MESSAGE), _BLOCK_ENDS, "json", close_at_end=True), cut_after=NEVER,
+                      cut_from=opener_pattern(MESSAGE, _HEADER, literal(_CALL_PART)))
 OPENERS = (
     Opener(CALL, literal(CALL), lambda: TagExtent(len(CALL), _BLOCK_ENDS, "json", close_at_end=True)),
     MESSAGE_CALL,

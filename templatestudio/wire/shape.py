@@ -150,9 +150,8 @@ class WireShape:
     @property
     def name_close(self) -> str:
         """What the writer writes right after a call's name (``">``, Kimi K3's ``" index="``); empty for a JSON key."""
-        if isinstance(self.name, Invoke):
-            return self.name.name_close
-        return self.name.close if isinstance(self.name, NameBetween) else ""
+        name = self.name
+        return name.name_close if isinstance(name, Invoke) else name.close if isinstance(name, NameBetween) else ""
 
     @property
     def closers(self) -> tuple[str, ...]:
@@ -197,9 +196,7 @@ class WireShape:
             parts += [arguments.key_open, arguments.key_close, arguments.value_open, arguments.value_close]
         if isinstance(arguments, OwnValues):
             parts.append(arguments.quote)
-        for part in (name, arguments):
-            if isinstance(part, HandWritten):
-                parts += part.markup
+        parts += [item for part in (name, arguments) if isinstance(part, HandWritten) for item in part.markup]
         if self.call_id is not None:
             parts += [self.call_id.written, self.call_id.close]
         taken = set(self.markers) | set(self.closers)
@@ -340,11 +337,9 @@ class WireShape:
         else:
             body = ("[",) if self.arguments.listed else ("{",)
             pattern = tagged_json.json_opening(call.open, tagged_json.head_literals(call.head), body, refused)
-        cut_from = None
-        if call.cut_in_body:
-            if kind != "named json":
-                raise ShapeError("cut_in_body needs a name between literals and a JSON body")
-            cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close)
+        if call.cut_in_body and kind != "named json":
+            raise ShapeError("cut_in_body needs a name between literals and a JSON body")
+        cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close) if call.cut_in_body else None
         openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)]
         for item in self.framing:
             openers.append(Opener(item, literal(item), lambda item=item: TagExtent(0, item)))
