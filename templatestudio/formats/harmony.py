@@ -52,7 +52,8 @@ formats whose calls open on plain text (``{``, ``[``, a code fence, a bare
 word: JSON such as ``{"name": …, "arguments": …}`` in a final answer is the
 answer, ``templatestudio.openings.guard_of``); another format's marked call
 (``<tool_call>``, ``[TOOL_CALLS]``, …) in a message body still raises as
-that format's leak. Left out with them: the marked openers those formats
+that format's leak, and so does Muse's (``to=NAME<|message|><atem:…``:
+the other addressed format stays watched). Left out with them: the marked openers those formats
 also have (Llama 3's ``<|python_tag|>``, the pythonic format's
 ``<|tool_call_start|>`` and ``<|python_start|>``), since a guard is a tuple
 of whole formats; ``guard=`` watches them again. The rule holds in the
