@@ -242,7 +242,10 @@ class Opening:
     The first opener that matches wins (own format first: ``watched`` put
     it first), so openers are tried in order and the choice is made as
     soon as no earlier one is still undecided; at the end of the text an
-    undecided one no longer blocks a later match. ``trying`` is the
+    undecided one no longer blocks a later match, unless it came as far as
+    its opener's ``cut_from`` (a cut call); a cut counted by ``cut_after``
+    of another format does not stand where own's opening was still possible
+    (own's verdict on its own literal decides). ``trying`` is the
     candidate whose automaton waits for more text, ``undecided`` those
     still possible when the text ended. ``from_start``: the literal
     stands at the start of the reply (a start-only opener's place).
@@ -303,10 +306,8 @@ class Opening:
                 candidate = Candidate(fmt, opener, anchor)
                 if final:  # the text ended while the opening was still possible: the regex said all
                     candidate.fed = len(buffer)
-                    if candidate.committed(buffer):  # a cut call, whatever a later opener would match
-                        self.chosen = (fmt, opener)
+                    if self._undecided(candidate, buffer):
                         return Decision.CUT, work
-                    self.undecided.append(candidate)
                     self.next += 1
                     continue
                 self.trying = candidate
@@ -318,10 +319,8 @@ class Opening:
             if candidate.verdict == MORE:
                 if not final:
                     return Decision.WAITS, work
-                if candidate.committed(buffer):
-                    self.chosen = (fmt, opener)
+                if self._undecided(candidate, buffer):
                     return Decision.CUT, work
-                self.undecided.append(candidate)
             self.trying = None
             self.next += 1
         cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
@@ -333,6 +332,15 @@ class Opening:
         if self.commit is None:
             return Decision.PROSE, work
         return self._committed(buffer, final, work)
+
+    def _undecided(self, candidate: Candidate, buffer: str) -> bool:
+        """Keep a candidate still possible when the text ended; True when it is a cut call at once (``committed``:
+        whatever a later opener would match) and is chosen."""
+        if candidate.committed(buffer):
+            self.chosen = (candidate.format, candidate.opener)
+            return True
+        self.undecided.append(candidate)
+        return False
 
     def _committed(self, buffer: str, final: bool, work: int) -> tuple[Decision, int]:
         """No opener matched: MALFORMED where the format's markup follows the literal, else PROSE.

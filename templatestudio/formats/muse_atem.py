@@ -100,7 +100,7 @@ def _header(region: str) -> tuple[str, int]:
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     if opener is TOOL_HEADER:
-        recipient = region[len(TO) : region.find(MESSAGE)]
+        recipient, _ = _header(region)
         raise CallSyntaxError(f"a message to the tool {recipient!r} whose body is not a {BLOCK} block")
     if opener is not CALL_OPENER and opener is not FRAMED_CALL_OPENER:
         return []  # framing: a header, the next message's start, a message's end; the text around it is content
@@ -148,13 +148,10 @@ FRAMED_CALL_OPENER = Opener(START, opener_pattern(START, literal(TO), run(chars(
 
 
 def _not(word: str) -> object:
-    """A recipient other than word: any run of recipient characters that differs from it."""
-    if not word:
-        return run(chars(_RECIPIENT), at_least=1)
-    other = chars(_RECIPIENT[:-1] + re.escape(word[0]) + "]")
-    rest = run(chars(_RECIPIENT))
-    return either(sequence(other, rest), sequence(literal(word[0]), optional(_not(word[1:])) if len(word) > 1
-                                                  else run(chars(_RECIPIENT), at_least=1)))
+    """A recipient other than word (not empty): any run of recipient characters that differs from it."""
+    other = chars(_RECIPIENT[:-1] + re.escape(word[0]) + "]")  # a recipient character other than word's first
+    after = optional(_not(word[1:])) if len(word) > 1 else run(chars(_RECIPIENT), at_least=1)
+    return either(sequence(other, run(chars(_RECIPIENT))), sequence(literal(word[0]), after))
 
 
 def _deviates(word: str, first: bool = True) -> object:

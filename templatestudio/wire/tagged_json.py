@@ -49,15 +49,19 @@ def named_opening(open_literal: str, name_open: str, name_chars: str, name_close
     "{...}" in prose after such a tag does neither; a JSON string there opens a
     region only for the reader to refuse it.
     """
-    steps = [literal(open_literal)] + ([literal(name_open)] if name_open else [])
-    steps += [run(chars(name_chars), at_least=1), literal(name_close), SPACES]
-    return sequence(*steps, either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"')))
+    head = _named_head(open_literal, name_open, name_chars, name_close)
+    return sequence(*head, either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"')))
 
 
 def named_body_start(open_literal: str, name_open: str, name_chars: str, name_close: str) -> Pattern:
     """open NAME_OPEN name NAME_CLOSE, then the JSON body's brace: how far a cut call's opening has come."""
+    return sequence(*_named_head(open_literal, name_open, name_chars, name_close), literal("{"))
+
+
+def _named_head(open_literal: str, name_open: str, name_chars: str, name_close: str) -> list[Pattern]:
+    """The steps up to a named call's body: open, NAME_OPEN, the name, NAME_CLOSE, whitespace."""
     steps = [literal(open_literal)] + ([literal(name_open)] if name_open else [])
-    return sequence(*steps, run(chars(name_chars), at_least=1), literal(name_close), SPACES, literal("{"))
+    return steps + [run(chars(name_chars), at_least=1), literal(name_close), SPACES]
 
 
 def _past_head(region: str, index: int, head: tuple[str, ...], refused: tuple[tuple[str, str], ...]) -> int:
