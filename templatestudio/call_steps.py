@@ -51,7 +51,7 @@ class CallSteps:
     def _decide(self, final: bool) -> bool:
         opening = self._opening
         decision, work = opening.decide(self._buffer, final)
-        self.examined += work
+        self._examined += work
         if decision is OPENS:
             return self._open_region(*opening.chosen)
         if decision is WAITS:
@@ -69,7 +69,7 @@ class CallSteps:
                                  "what follows it is not a call this format reads, though its call markup follows")
         if not opening.from_start:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
-            self.examined += len(literal)
+            self._examined += len(literal)
             self._emit(TextDelta, self._at + len(literal))
         return True
 
@@ -81,11 +81,10 @@ class CallSteps:
 
     def _in_region(self, final: bool) -> bool:
         fmt, opener, extent = self._region
-        before = extent.examined
         end = extent.advance(self._buffer, self._at, final)
-        self.examined += extent.examined - before
         if end is None:
             if final:
+                self._examined += extent.examined  # the region ends here, cut: its extent's work is counted
                 self._region, self._mode = None, TEXT
                 self._cut(fmt, opener)
             return False
@@ -94,12 +93,16 @@ class CallSteps:
     def _end_region(self, end: int) -> bool:
         """Read the region that ends at buffer index end and settle it."""
         fmt, opener, extent = self._region
+        self._examined += extent.examined  # the region ends: its extent's work is counted
         self._region, self._mode = None, TEXT
         events = self._regions.read(self._buffer, self._at, end, fmt, opener, extent, self._base + self._at)
         if events is None:  # not a call of this format: text (or a leak a survey recorded)
             self._emit(TextDelta, end)
             return True
-        self._out.add(events)
+        if len(events) > 2:
+            self._out.add_merged(events)
+        else:  # Outbox.add, written out: a stream settles each call here
+            self._out.pending += events
         self._at = end
         return True
 

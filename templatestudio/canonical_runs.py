@@ -76,11 +76,12 @@ class RunShape:
     forbidden: tuple[str, ...]  # the format's closing markers that a call left to a run may not hold
     reach: int
 
-    def read(self, text: str, start: int, batch: bool = True) -> tuple[list, int, int, int, int]:
+    def read(self, text: str, start: int, batch: bool = True, layout: str = "") -> tuple[list, int, int, int, int]:
         """(events, end, failed_at, calls, scanned) of the run of calls from start.
 
         Every call whose next call follows it at once becomes a
-        ``ToolCallEvent``, its separator a ``TextDelta``; end is where the last call (left
+        ``ToolCallEvent``, its separator a ``TextDelta`` (none for a separator
+        made only of layout's characters: see ``RunTries``); end is where the last call (left
         to the general machine) starts; failed_at is where matching stopped;
         calls counts the calls read. With batch, the calls whose arguments
         hold no brace inside are matched first, all at once (_read_batch);
@@ -89,8 +90,8 @@ class RunShape:
         each character with the batch pattern once at most, even when a
         decode stopped a batch short of the calls it matched.
         """
-        events, start, calls, scanned = self._read_batch(text, start) if batch else ([], start, 0, start)
-        more, end, failed, more_calls = self._read_each(text, start)
+        events, start, calls, scanned = self._read_batch(text, start, layout) if batch else ([], start, 0, start)
+        more, end, failed, more_calls = self._read_each(text, start, layout)
         events += more
         return events, end, failed, calls + more_calls, scanned
 
@@ -121,8 +122,8 @@ class RunShape:
             return None
         return ToolCallEvent(ParsedToolCall(name, value), call_id(self.id_parts, name))
 
-    def _events(self, names: list[str], arguments: list[dict], separators: list[str]) -> list[Event]:
-        """The events of calls read: each call, then its separator as a ``TextDelta`` (none where empty)."""
+    def _events(self, names: list[str], arguments: list[dict], separators: list[str], layout: str) -> list[Event]:
+        """The events of calls read: each call, then its separator as a ``TextDelta`` (none where only layout)."""
         id_parts = self.id_parts
         if id_parts is None or len(id_parts) == 1:
             ids = repeat(None if id_parts is None else id_parts[0])
@@ -131,7 +132,7 @@ class RunShape:
         made = call_events(map(ParsedToolCall, names, arguments), ids)
         first = separators[0] if separators else ""
         if separators.count(first) == len(separators):  # one separator throughout: a run's usual case
-            if not first:
+            if not first.strip(layout):  # ("\n".strip("") keeps the newline: no layout keeps every separator)
                 return made
             events: list[Event] = [None] * (2 * len(made))
             events[::2] = made
@@ -141,14 +142,14 @@ class RunShape:
         deltas: dict[str, TextDelta] = {}  # one frozen delta per separator text
         for event, separator in zip(made, separators):
             events.append(event)
-            if separator:
+            if separator.strip(layout):
                 shown = deltas.get(separator)
                 if shown is None:
                     shown = deltas[separator] = TextDelta(separator)
                 events.append(shown)
         return events
 
-    def _read_batch(self, text: str, start: int) -> tuple[list, int, int, int]:
+    def _read_batch(self, text: str, start: int, layout: str) -> tuple[list, int, int, int]:
         """(events, end, calls, scanned) of the calls from start whose arguments hold no brace inside.
 
         One ``findall`` of the batch pattern lists the calls that follow
@@ -172,7 +173,7 @@ class RunShape:
         if not values:
             return [], start, 0, scanned
         del found[len(values) :]  # the calls from the first one that failed are read one by one
-        events = self._events(list(map(_NAME, found)), values, list(map(_SEPARATOR, found)))
+        events = self._events(list(map(_NAME, found)), values, list(map(_SEPARATOR, found)), layout)
         return events, start + self._length(found), len(found), scanned
 
     def _length(self, found: list[tuple[str, str, str]]) -> int:
@@ -211,7 +212,7 @@ class RunShape:
         except (ValueError, RecursionError):
             return []
 
-    def _read_each(self, text: str, start: int) -> tuple[list, int, int, int]:
+    def _read_each(self, text: str, start: int, layout: str) -> tuple[list, int, int, int]:
         """As read, one call at a time: each call's arguments decoded on their own (nested ones too)."""
         head, tail = self.head.match, self.tail.match
         current = head(text, start)
@@ -247,7 +248,7 @@ class RunShape:
             values.append(arguments)
             separators.append(after.group("separator"))
             current = following
-        return self._events(names, values, separators) if names else [], current.start(), failed, len(names)
+        return self._events(names, values, separators, layout) if names else [], current.start(), failed, len(names)
 
 
 def _first_marker(markers: tuple[str, ...], text: str, start: int, stop: int) -> int:
@@ -296,10 +297,17 @@ class RunTries:
     it again, so a flood of openings a run cannot take is read a bounded
     number of times: linear work. tried, calls and scanned count the tries,
     the calls runs settled and the characters the batch pattern read.
+
+    layout: the characters the machine's ``Layout`` takes out as layout
+    ("" when it keeps every character). A separator made only of them
+    stands between two calls, where the layout would drop it, so no event is
+    made for it (1 MB of small calls: a tenth of the reading was the layout
+    walking those deltas).
     """
 
-    def __init__(self, shape: RunShape) -> None:
+    def __init__(self, shape: RunShape, layout: str = "") -> None:
         self.shape = shape
+        self.layout = layout
         self.blocked_until = 0  # no run is tried before this reply offset (after a failed try)
         self.batch_from = 0  # no batch is matched before this reply offset
         self.tried = 0
@@ -316,7 +324,7 @@ class RunTries:
             return None
         shape = self.shape
         self.tried += 1
-        events, end, failed_at, calls, scanned = shape.read(buffer, start, batch=base + start >= self.batch_from)
+        events, end, failed_at, calls, scanned = shape.read(buffer, start, base + start >= self.batch_from, self.layout)
         # What the batch pattern read is not read with it again (a decode may
         # have stopped the batch before calls it matched; those are read one
         # by one), so each character meets it once.

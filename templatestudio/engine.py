@@ -55,7 +55,8 @@ from templatestudio.call_steps import CallSteps, Mode
 from templatestudio.canonical_runs import RunTries
 from templatestudio.events import Event, Outbox, ReasoningDelta, TextDelta, merge_deltas
 from templatestudio.layout import Layout
-from templatestudio.openings import Opening, guard_of, tables
+from templatestudio.guards import guard_of
+from templatestudio.openings import Opening, tables
 from templatestudio.reasoning_blocks import ReasoningBlocks
 from templatestudio.regions import Regions
 from templatestudio.resumable_match import MATCHED, MORE
@@ -82,7 +83,7 @@ class Machine(CallSteps):
     feed(text) appends text and returns the events it settles; close()
     ends the reply. guard: the formats whose calls are leaks (a tuple of
     ``Format``; by default every registered format, less those
-    ``openings.guard_of`` leaves out for an addressed format), watched
+    ``guards.guard_of`` leaves out for an addressed format), watched
     after the machine's own. record=True collects foreign calls in ``markers``
     instead of raising (that is how ``leaks.find_call_markers`` surveys a
     text). reasoning_open says the prompt already opened the reasoning block:
@@ -106,7 +107,7 @@ class Machine(CallSteps):
         self.format = fmt
         self.record = record
         self.guard = guard_of(guard, fmt)
-        self.examined = 0
+        self._examined = 0
         # One attribute for the reasoning blocks (the instance keeps few
         # enough attributes for CPython's fast attribute look-up in feed).
         self._blocks = ReasoningBlocks(fmt, reasoning_open)
@@ -124,11 +125,11 @@ class Machine(CallSteps):
         self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
         self._out = Outbox()  # what the next feed or close returns
         self._closed = False
+        spacing = fmt.spacing if fmt is not None and layout and not record else ""
         shape = found.runs if runs and fmt is not None and not record else None
-        self.run_tries = None if shape is None else RunTries(shape)  # the run path's tries and counts
+        self.run_tries = None if shape is None else RunTries(shape, spacing)  # the run path's tries and counts
         self._regions = Regions(fmt, record, shape, strict)
         self.markers = self._regions.markers  # the leaks a survey (record) found
-        spacing = fmt.spacing if fmt is not None and layout and not record else ""
         self._layout = Layout(spacing, blocks=reasoning_layout) if spacing else None
         self._laid: list[Event] = []  # events already through the layout, before the outbox's (see _start_of_reply)
         if self._blocks.opened and self._layout is not None and self._layout.blocks:
@@ -150,7 +151,7 @@ class Machine(CallSteps):
                         # Prose with nothing held: no literal can start in it, so all of it is text.
                         self._base += at
                         self._buffer, self._at = text, len(text)
-                        self.examined += len(text)
+                        self._examined += len(text)
                         settled = [TextDelta(text)]
                         return settled if self._layout is None else self._layout.feed(settled)
                 else:
@@ -161,7 +162,7 @@ class Machine(CallSteps):
                         # would hold it, whatever literal it already contains.
                         self._base += at
                         self._buffer, self._at = held, 0
-                        self.examined += len(text)
+                        self._examined += len(text)
                         return []
             if self._at:  # nothing is held but a partial literal: drop what is settled
                 self._base += self._at
@@ -177,10 +178,8 @@ class Machine(CallSteps):
             # mostly ends nothing: the extent is asked here, not through
             # _in_region and _run (that costs a 1-character chunk of a long
             # call 12% more); once it ends the call, _end_region reads it.
-            extent = self._region[2]
-            before = extent.examined
-            end = extent.advance(buffer, self._at, False)
-            self.examined += extent.examined - before
+            # (The extent counts its own work: the machine adds it when the region ends.)
+            end = self._region[2].advance(buffer, self._at, False)
             if end is None:
                 return []  # nothing is settled inside an open call, so no event waits
             self._end_region(end)
@@ -190,7 +189,12 @@ class Machine(CallSteps):
             # settled automaton then reads nothing). (Without one, the decision
             # waits on a commitment: _decide looks again.)
             trying = self._opening.trying
-            self.examined += trying.read(buffer)
+            # Candidate.read, written out: an opening's automaton reads each token here.
+            scan = trying.scan
+            before = scan.examined
+            trying.verdict, _ = scan.feed(buffer, trying.fed)
+            trying.fed = len(buffer)
+            self._examined += scan.examined - before
             if trying.verdict == MORE:
                 return []
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
@@ -201,7 +205,8 @@ class Machine(CallSteps):
             return []
         if self._layout is None:
             return out.take()
-        return self._laid_out(self._layout.feed(out.take()))
+        laid = self._layout.feed(out.take())
+        return self._laid_out(laid) if self._laid else laid
 
     def close(self) -> list[Event]:
         if self._closed:
@@ -212,6 +217,11 @@ class Machine(CallSteps):
             return self._out.take()
         last = self._laid_out(self._layout.feed(self._out.take())) + self._layout.close()
         return merge_deltas(last) if len(last) > 1 else last
+
+    @property
+    def examined(self) -> int:
+        """Characters examined so far: the machine's own work and every call region's extent's, the open one's too."""
+        return self._examined + (self._region[2].examined if self._region is not None else 0)
 
     @property
     def closed(self) -> bool:
@@ -266,7 +276,7 @@ class Machine(CallSteps):
     def _reason(self, final: bool) -> bool:
         """Inside a reasoning block: its text is reasoning, up to where ``ReasoningBlocks.read`` ends it."""
         end, after, work = self._blocks.read(self._buffer, self._at, self._base, final)
-        self.examined += work
+        self._examined += work
         self._emit(ReasoningDelta, end)
         if after is None:
             return False
@@ -276,7 +286,7 @@ class Machine(CallSteps):
     def _start_of_reply(self, final: bool) -> bool:
         buffer = self._buffer
         first = _SPACE_RUN.match(buffer, self._at).end()
-        self.examined += first - self._at
+        self._examined += first - self._at
         self._emit(TextDelta, first)
         if first == len(buffer):
             return False
@@ -303,32 +313,42 @@ class Machine(CallSteps):
         return True
 
     def _text(self, final: bool) -> bool:
-        buffer = self._buffer
-        found = self._literals.search(buffer, self._at)
-        if found is None:
-            keep = 0 if final else self._tables.partial_literal(buffer, self._at)
-            self.examined += len(buffer) - keep - self._at
-            self._emit(TextDelta, len(buffer) - keep)
-            return False
-        self.examined += found.end() - self._at
-        if not final and len(buffer) - found.start() < self._longest:
-            pending = self._tables.pending_literal(buffer, self._at)
-            if pending is not None and pending <= found.start():
-                # A longer literal may still be arriving at or before this one, and
-                # the whole text would find that one first: wait for it.
-                self._emit(TextDelta, pending)
+        buffer, tables = self._buffer, self._tables
+        at = self._at  # the literals before it were prose for certain (Tables.refuses): settled as text with it
+        while True:
+            found = self._literals.search(buffer, at)
+            if found is None:
+                keep = 0 if final else tables.partial_literal(buffer, at)
+                self._examined += len(buffer) - keep - at
+                self._emit(TextDelta, len(buffer) - keep)
                 return False
+            self._examined += found.end() - at
+            if not final and len(buffer) - found.start() < self._longest:
+                pending = tables.pending_literal(buffer, at)
+                if pending is not None and pending <= found.start():
+                    # A longer literal may still be arriving at or before this one, and
+                    # the whole text would find that one first: wait for it.
+                    self._emit(TextDelta, pending)
+                    return False
+            literal = found.group()
+            if not tables.refuses(literal, buffer, found.start(), final):
+                break
+            # Prose, as an Opening would decide: looked at once more (the look), and the search
+            # goes on past it, so a flood of the literal is one text delta, not one per copy.
+            self._examined += 1
+            at = found.end()
         self._emit(TextDelta, found.start())
-        pairs = self._anywhere[found.group()]
-        if self.run_tries is not None and pairs[0][0] is self.format:
-            run = self.run_tries.read_at(buffer, found.start(), self._base)
+        pairs = self._anywhere[literal]
+        tries = self.run_tries
+        # (read_at's first check, written out: a stream meets each call here, mostly blocked.)
+        if tries is not None and pairs[0][0] is self.format and self._base + found.start() >= tries.blocked_until:
+            run = tries.read_at(buffer, found.start(), self._base)
             if run is not None:  # the calls of a run, all but its last (the machine reads that one next)
                 events, end = run
-                self.examined += end - found.start()
+                self._examined += end - found.start()
                 self._out.add_merged(events)
                 self._at = end
                 return True
-        literal, tables = found.group(), self._tables
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
         self._opening = Opening(pairs, found.start(), False, commit, first_look, self.format)
         self._mode = DECIDE

@@ -1,14 +1,9 @@
 """Where a call may open, and whether one does: the literals a machine watches and the decision at each.
 
 A machine reading for one format watches the openers of that format first,
-then those of every format it guards against (``guard``: by default the
-registry, ``templatestudio.formats.FORMATS``), so that a call written in
-another format is seen as a leak instead of passing as text. When the
-machine's format addresses every call by its own framing
-(``WireShape.addressed``: harmony's ``to=functions.NAME`` header), the text
-of a message body is content, and the default guard leaves out the formats
-whose calls open on plain text (``{``, ``[``, a code fence, a bare word:
-``opens_on_plain_text``); a guard given explicitly is watched as given. ``tables``
+then those of every format it guards against (``templatestudio.guards``), so
+that a call written in another format is seen as a leak instead of passing
+as text. ``tables``
 builds, once per (format, guard), what the machine looks up: the literal
 of every opener, a pattern that finds any of them, the starts of literals
 (held at a chunk's end), and the run shape (``run_shapes``) that fits
@@ -20,7 +15,11 @@ literal is prose, more text is needed, or the text ended inside an opening
 that was far enough in to count as a cut call. Each opener's regex decides
 most openings at once; one it cannot settle (text still arriving) goes to
 the opener's automaton, which keeps its place, so held text is read once
-however it is chunked.
+however it is chunked. Before any of that, ``Tables.refuses`` settles a
+literal that no opener can start there (one look with all of them, for a
+literal without a commitment) as prose with no decision at all, so a flood
+of one is read in the machine's text step (``tests/test_refusals.py``
+checks it against ``Opening.decide``).
 
 Not handled here: what happens once a call opens (its extent and reader,
 run by ``templatestudio.engine``).
@@ -36,11 +35,10 @@ from enum import Enum
 import regex
 
 from templatestudio.canonical_runs import RunShape
-from templatestudio.formats import FORMATS
 from templatestudio.literal_search import commitment, literal_search
 from templatestudio.resumable_match import MATCHED, MORE, Scan
 from templatestudio.run_shapes import run_shape
-from templatestudio.wire.base import MARKUP, Format, Opener
+from templatestudio.wire.base import Format, Opener
 
 # Held text up to this length is decided by the regex first (see Opening.decide).
 REGEX_FIRST_LOOK = 512
@@ -77,6 +75,23 @@ class Tables:
     # literal -> (index, one pattern for the openers it may start from pairs[index] on), where it
     # starts several (``any_opener``); index 1 when the first is the own format's (see ``tables``)
     first_looks: dict[str, tuple[int, regex.Pattern]]
+    # literal -> one pattern for every opener it may start, where it has no commitment (see refuses)
+    refusals: dict[str, regex.Pattern]
+
+    def refuses(self, literal: str, buffer: str, at: int, final: bool) -> bool:
+        """Whether the literal at buffer[at] is prose for certain: no opener matches there, nor may with more text.
+
+        What an ``Opening`` would decide after trying each opener's first look,
+        settled by one look and no ``Opening`` (a flood of ``to=`` or
+        ``[TOOL_CALLS]`` that nothing follows cost a decision per copy, three
+        times this). Never True for a literal with a commitment (its refusal
+        may be a malformed call) or where an opener may still match.
+        """
+        pattern = self.refusals.get(literal)
+        if pattern is None:
+            return False
+        window = len(buffer) if final else min(len(buffer), at + REGEX_FIRST_LOOK)
+        return pattern.match(buffer, at, window, partial=True) is None
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -101,38 +116,6 @@ class Tables:
                 return found.start()
             found = self.first_chars.search(buffer, found.start() + 1)
         return None
-
-
-@functools.lru_cache(maxsize=None)  # asked for every format each time a harmony machine is made
-def opens_on_plain_text(fmt: Format) -> bool:
-    """Whether some call of fmt opens on plain text: an opener whose literal holds no markup token."""
-    return any(MARKUP.search(opener.literal) is None for opener in fmt.openers)
-
-
-def guard_of(guard: tuple[Format, ...] | None, own: Format | None = None) -> tuple[Format, ...]:
-    """The formats a machine for own guards against: those given (TypeError for anything else), or by default
-    the registry as it is now, less the formats whose calls open on plain text when own's calls are addressed
-    (a message body is content: prose's JSON or Python is not a call there). Other addressed formats stay:
-    their plain-text literal (``to=``) opens a call only in their own header, its tokens around it."""
-    if own is not None and not isinstance(own, Format):
-        raise TypeError(f"a machine reads one Format (None: a survey), got {type(own).__name__} {own!r}: "
-                        "look a format's name up with templatestudio.get_format")
-    if guard is None:
-        registry = tuple(FORMATS.values())
-        if own is not None and own.wire is not None and own.wire.addressed:
-            return _addressed_guard(own, registry)
-        return registry
-    guard = tuple(guard)
-    for item in guard:
-        if not isinstance(item, Format):
-            raise TypeError(f"a guard is a tuple of Format, got {type(item).__name__} {item!r} in it")
-    return guard
-
-
-@functools.lru_cache(maxsize=64)  # a machine is made per reply: the registry is asked once per (format, registry)
-def _addressed_guard(own: Format, registry: tuple[Format, ...]) -> tuple[Format, ...]:
-    return tuple(fmt for fmt in registry
-                 if fmt is own or not opens_on_plain_text(fmt) or (fmt.wire is not None and fmt.wire.addressed))
 
 
 # How far past a literal its commitment looks for the format's own markup.
@@ -173,6 +156,8 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         runs=None if own is None else run_shape(own, owners),
         commits=commits,
         first_looks=_first_looks(own, anywhere),
+        refusals={literal: any_opener(tuple(opener for _, opener in pairs))
+                  for literal, pairs in anywhere.items() if literal not in commits},
     )
 
 
@@ -366,4 +351,4 @@ class Opening:
 
 
 __all__ = ["COMMIT_LOOK", "Candidate", "Decision", "Opening", "REGEX_FIRST_LOOK", "SHORT_HOLD", "Tables", "any_opener",
-           "guard_of", "opens_on_plain_text", "tables", "watched"]
+           "tables", "watched"]

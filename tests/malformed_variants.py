@@ -14,7 +14,7 @@ The rule the property test holds every variant to is ``settled``: a
 variant whose marker stands whole must be read (calls, or a reply cut
 inside a call) or raise ``UnparsedToolCall``; coming back as plain text is
 what it may not do. Formats whose calls open on plain text (``{``, ``[``,
-a bare word: ``openings.opens_on_plain_text``) are not held to it, since
+a bare word: ``guards.opens_on_plain_text``) are not held to it, since
 their marker alone commits to nothing; their near misses stand for them.
 Formats without a declared wire have no pieces and get only the cuts.
 """
@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from templatestudio import ParsedToolCall, UnparsedToolCall, read_tool_calls
-from templatestudio.openings import opens_on_plain_text
+from templatestudio.guards import opens_on_plain_text
 from templatestudio.wire.base import Format
 
 CALL = ParsedToolCall("get_weather", {"city": "Paris", "days": 3})

@@ -22,7 +22,7 @@ from templatestudio.wire.base import Format
 from templatestudio.formats.gemma4 import MAX_NESTING
 from templatestudio.formats.mistral import ARGS_RESPONSE_TEMPLATE
 from templatestudio.leaks import find_call_markers
-from templatestudio.openings import guard_of
+from templatestudio.guards import guard_of
 from templatestudio.stream import ToolCallStream
 from oracle import same_json  # the tests' own comparison, not the package's
 from layout_oracle import laid_out  # the tests' own statement of the layout rule

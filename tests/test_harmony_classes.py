@@ -38,7 +38,7 @@ from templatestudio.engine import Machine, read_events
 from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import find_call_markers
-from templatestudio.openings import guard_of, opens_on_plain_text
+from templatestudio.guards import guard_of, opens_on_plain_text
 from templatestudio.resumable_match import chars, literal, run
 from templatestudio.stream import ToolCallStream
 from templatestudio.wire.base import CallSyntaxError, Format, Opener, opener_pattern

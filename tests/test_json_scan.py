@@ -24,7 +24,7 @@ from templatestudio.engine import read_events
 from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.stream import ToolCallStream
-from templatestudio.wire.json_scan import escape_resume_point, json_string_end
+from templatestudio.wire.json_scan import escape_resume_point, json_string_end, json_value_at
 
 # Quotes and backslashes in runs (a run of seven counts as one draw, so long runs are common).
 PIECES = st.sampled_from(['"', "\\", "\\\\", "\\" * 3, "\\" * 5, "\\" * 6, "\\" * 7, "\\" * 12, "a", "é", "｜", "\n"])
@@ -101,3 +101,27 @@ def test_a_streamed_call_reads_as_the_whole_reply_reads(name, body, sizes):
         events += stream.feed(text[at : at + size])
         at, turn = at + size, turn + 1
     assert calls_of(events + stream.close()) == whole
+
+
+# Pieces of JSON and of what surrounds a call's value: brackets, tokens, spaces, markers, prose.
+VALUE_PIECES = st.sampled_from(["{", "}", "[", "]", '"a"', '"', ":", ",", " ", "\n", "1", "-", "true", "null", "nul",
+                                "[null]", "[ false ]", '{"k": [null, -1]}',
+                                "[TOOL_CALLS]", "<tool_call>", "x", "é", "\\"])
+
+
+def decoded_or_none(text: str, index: int):
+    """The oracle: the C decoder on the whole text at index, None where it refuses."""
+    try:
+        return json.JSONDecoder().raw_decode(text, index)
+    except (ValueError, RecursionError):
+        return None
+
+
+@settings(max_examples=400)
+@given(st.lists(VALUE_PIECES, max_size=40).map("".join), st.sampled_from([0, 1, 5, 64]))
+def test_a_value_at_a_bracket_is_what_the_decoder_reads_there(text, window):
+    # json_value_at's windows and its look at the first token inside a bracket are shortcuts: at
+    # every bracket they must answer what the decoder answers on the whole text.
+    for index, char in enumerate(text):
+        if char in "{[":
+            assert json_value_at(text, index, window) == decoded_or_none(text, index), (text, index)

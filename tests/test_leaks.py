@@ -23,7 +23,7 @@ from templatestudio.engine import read_events
 from templatestudio.events import Marker, ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import assert_no_unparsed_markers, find_call_markers, unconsumed_markers
-from templatestudio.openings import guard_of
+from templatestudio.guards import guard_of
 from templatestudio.resumable_match import FAILED, MATCHED, MORE, Automaton, chars, run
 from templatestudio.tools import looks_like_tool_call
 from format_relations import covers  # a format whose declaration reads another's calls (Llama 3 reads Phi-4-mini's)

@@ -31,7 +31,7 @@ from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent, merg
 from templatestudio.formats import FORMATS
 from templatestudio.wire.base import CallSyntaxError, Format
 from templatestudio.leaks import find_call_markers
-from templatestudio.openings import guard_of
+from templatestudio.guards import guard_of
 from templatestudio.resumable_match import MATCHED
 from templatestudio.stream import ToolCallStream
 from format_relations import covers  # Llama 3 reads Phi-4-mini's objects

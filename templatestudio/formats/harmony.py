@@ -50,7 +50,7 @@ Message bodies are content: every call is addressed by its header
 (``WIRE.addressed``), so by default a harmony reader does not watch the
 formats whose calls open on plain text (``{``, ``[``, a code fence, a bare
 word: JSON such as ``{"name": …, "arguments": …}`` in a final answer is the
-answer, ``templatestudio.openings.guard_of``); another format's marked call
+answer, ``templatestudio.guards.guard_of``); another format's marked call
 (``<tool_call>``, ``[TOOL_CALLS]``, …) in a message body still raises as
 that format's leak, and so does Muse's (``to=NAME<|message|><atem:…``:
 the other addressed format stays watched). Left out with them: the marked openers those formats

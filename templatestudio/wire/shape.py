@@ -97,7 +97,7 @@ class WireShape:
     addressed by the format's own framing (harmony's ``to=functions.NAME``
     header), so the text of a message body is content: a reader of this
     format does not watch, by default, the formats whose calls open on plain
-    text (``templatestudio.openings.guard_of``).
+    text (``templatestudio.guards.guard_of``).
     """
 
     call: Call

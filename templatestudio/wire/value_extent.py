@@ -107,9 +107,15 @@ class ValueExtent(Extent):
             while True:
                 if self.quote is not None:
                     if self._json:
-                        end = json_string_end(buffer, position)
+                        # json_string_end's first step and escape_resume_point's, written out:
+                        # a stream's chunk mostly ends inside a string with no backslash in it.
+                        quote = buffer.find('"', position)
+                        if quote > position and buffer[quote - 1] == "\\":
+                            end = json_string_end(buffer, position)  # backslashes before it: counted there
+                        else:
+                            end = -1 if quote == -1 else quote + 1
                         if end == -1:
-                            end = escape_resume_point(buffer, position)
+                            end = length if buffer[length - 1] != "\\" else escape_resume_point(buffer, position)
                             self.examined += end - position
                             position = end
                             return None
