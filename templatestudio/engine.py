@@ -331,7 +331,8 @@ class Machine(CallSteps):
                     self._emit(TextDelta, pending)
                     return False
             literal = found.group()
-            if not tables.refuses(literal, buffer, found.start(), final):
+            # (A literal with a commitment is never refused: only the others are looked at.)
+            if literal not in tables.refusals or not tables.refuses(literal, buffer, found.start(), final):
                 break
             # Prose, as an Opening would decide: looked at once more (the look), and the search
             # goes on past it, so a flood of the literal is one text delta, not one per copy.
