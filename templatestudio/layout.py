@@ -66,8 +66,8 @@ class Layout:
                 count == 1 or type(events[1]) is TextDelta and not events[1].text.strip(self.spacing)):
             # A stream's call, settled alone or with the whitespace after it (the run case
             # below, for the events a stream mostly settles at a call's end): the whitespace
-            # on either side touches it. (_end_block written out: once per call.)
-            self._held_reasoning, self._in_block, self._after_structure = "", False, True
+            # on either side touches it.
+            self._end_block()
             self._held = ""
             return events if count == 1 else [event]
         if count == 1 and kind is TextDelta and not self._in_block:

@@ -272,13 +272,9 @@ class TagExtent(Extent):
         while True:
             if self.in_string:
                 if self._json:
-                    # json_string_end's first step, written out: most strings end at their
-                    # first quote, and a stream crosses each small call's strings here.
-                    quote = buffer.find('"', position)
-                    if quote > position and buffer[quote - 1] == "\\":
-                        end = json_string_end(buffer, position)  # backslashes before it: counted there
-                    else:
-                        end = -1 if quote == -1 else quote + 1
+                    # (A JSON tag extent scans once a closer has arrived, not per token: the
+                    # function's own first step is the str.find most strings need.)
+                    end = json_string_end(buffer, position)
                     if end == -1:
                         resume = escape_resume_point(buffer, position)
                         self.examined += resume - position
