@@ -45,7 +45,8 @@ class CallSteps:
     unsettled index), _base (the reply offset of _buffer[0]), offset,
     _emit, _out (the outbox), _mode, _opening (the decision at a literal,
     in DECIDE), _region ((format, opener, extent), in REGION), _regions
-    (the region reader) and examined.
+    (the region reader), _tables and _prose (the literal last decided
+    prose, see ``Machine._text``) and _examined.
     """
 
     def _decide(self, final: bool) -> bool:
@@ -69,6 +70,8 @@ class CallSteps:
                                  "what follows it is not a call this format reads, though its call markup follows")
         if not opening.from_start:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
+            if literal in self._tables.refusals:  # (a literal with a commitment is never refused)
+                self._prose = literal  # its next copy is asked Tables.refuses first (engine.Machine._text)
             self._examined += len(literal)
             self._emit(TextDelta, self._at + len(literal))
         return True
