@@ -199,7 +199,10 @@ class Machine(CallSteps, StartSteps):
                 return []
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
                 self._open_region(trying.format, trying.opener)
-        self._run(False)
+        # In text the text step is taken first: a token mostly ends there
+        # (nothing more to settle), and then _run's loop is not entered.
+        if self._mode is not TEXT or self._text(False):
+            self._run(False)
         out = self._out
         if not out.pending and not out.settled and not self._laid:  # a token mostly settles nothing
             return []
@@ -280,16 +283,27 @@ class Machine(CallSteps, StartSteps):
             # The first possible first character, found by ``re`` (a call's end mostly leaves
             # none): the literals' search, a ``regex`` pattern, costs three times as much a call.
             first = self._first_chars.search(buffer, at)
-            found = None if first is None else self._literals.search(buffer, first.start())
+            if first is None:
+                found = None
+            else:
+                begin = first.start()
+                if not final and len(buffer) - begin < self._longest and buffer[begin:] in self._proper_starts:
+                    # The rest is only the start of a literal (a stream's ``[TOO``): held, as the
+                    # search and the wait for a longer literal below would hold it, without them.
+                    self._examined += begin - at
+                    self._emit(TextDelta, begin)
+                    return False
+                found = self._literals.search(buffer, begin)
             if found is None:
                 keep = 0 if final else tables.partial_literal(buffer, at)
                 self._examined += len(buffer) - keep - at
                 self._emit(TextDelta, len(buffer) - keep)
                 return False
-            self._examined += found.end() - at
-            if not final and len(buffer) - found.start() < self._longest:
+            begin, end = found.span()
+            self._examined += end - at
+            if not final and len(buffer) - begin < self._longest:
                 pending = tables.pending_literal(buffer, at)
-                if pending is not None and pending <= found.start():
+                if pending is not None and pending <= begin:
                     # A longer literal may still be arriving at or before this one, and
                     # the whole text would find that one first: wait for it.
                     self._emit(TextDelta, pending)
@@ -297,27 +311,27 @@ class Machine(CallSteps, StartSteps):
             literal = found.group()
             if literal != self._prose:
                 break
-            if not tables.refuses(literal, buffer, found.start(), final):
+            if not tables.refuses(literal, buffer, begin, final):
                 self._prose = ""  # an opener may match here: the Opening decides, and says again if it is prose
                 break
             # Prose, as an Opening would decide: looked at once more (the look), and the search
             # goes on past it, so a flood of the literal is one text delta, not one per copy.
             self._examined += 1
-            at = found.end()
-        self._emit(TextDelta, found.start())
+            at = end
+        self._emit(TextDelta, begin)
         pairs = self._anywhere[literal]
         tries = self.run_tries
         # (read_at's first check, written out: a stream meets each call here, mostly blocked.)
-        if tries is not None and pairs[0][0] is self.format and self._base + found.start() >= tries.blocked_until:
-            run = tries.read_at(buffer, found.start(), self._base)
+        if tries is not None and pairs[0][0] is self.format and self._base + begin >= tries.blocked_until:
+            run = tries.read_at(buffer, begin, self._base)
             if run is not None:  # the calls of a run, all but its last (the machine reads that one next)
                 events, end = run
-                self._examined += end - found.start()
+                self._examined += end - begin
                 self._out.add_merged(events)
                 self._at = end
                 return True
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
-        self._opening = Opening(pairs, found.start(), False, commit, first_look, self.format)
+        self._opening = Opening(pairs, begin, False, commit, first_look, self.format)
         self._mode = DECIDE
         return True
 

@@ -152,6 +152,13 @@ for _fmt in FORMATS.values():
         (_fmt.name,), 512, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
     CASES[f"{_fmt.name}: one huge argument, whole"] = (
         (_fmt.name,), None, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
+    # In a token's size of chunk: a value extent waits for a character that may end it (each
+    # character looked at once for one, and scanned once when one came), a tag extent for its closer.
+    CASES[f"{_fmt.name}: one huge argument of source code, 16-char chunks"] = (
+        (_fmt.name,), 16, MATRIX_SIZES,
+        lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": repeat('print("a [b]", {"C": 1}) ', n)})))
+    CASES[f"{_fmt.name}: one huge argument, 16-char chunks"] = (
+        (_fmt.name,), 16, MATRIX_SIZES, lambda n, f=_fmt: f.write_call(ParsedToolCall("write_note", {"text": "x" * n})))
     # A string that ends, chunk after chunk, in a run of backslashes: the
     # reader must not walk back over the run on every chunk.
     CASES[f"{_fmt.name}: one huge argument of backslashes, 256-char chunks"] = (

@@ -51,6 +51,7 @@ class _Looks(NamedTuple):
     quick: bool  # JSON strings, and no closer can be found outside the strings of a valid JSON value
     single: str | None  # the closer, when there is one (most formats: see advance)
     shared_first: str | None  # the first character of every closer, when they share it (see _no_closer_yet)
+    cross: re.Pattern | None  # JSON strings: text and whole strings up to a closer or an unclosed string (see _scan)
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,7 +65,21 @@ def _looks(closes: tuple[str, ...], delimiter: str | None, json_strings: bool) -
         quick=json_strings and all(set(item) - _JSON_OUTSIDE_STRINGS for item in closes),
         single=closes[0] if len(closes) == 1 else None,
         shared_first=closes[0][0] if len({item[0] for item in closes}) == 1 else None,
+        cross=_cross(closes) if json_strings and not any(item.startswith('"') for item in closes) else None,
     )
+
+
+def _cross(closes: tuple[str, ...]) -> re.Pattern:
+    """Matches, at a point outside strings, the text and whole JSON strings before a closer or an unclosed string.
+
+    One C-speed match crosses a region's strings (a call's arguments are
+    mostly strings), where a search per string cost a Python step each. A
+    closer's first character that starts no closer is text; the quantifiers
+    are possessive, so a string never open to a second reading.
+    """
+    firsts = re.escape("".join(sorted({item[0] for item in closes} - {'"'})))
+    closers = "|".join(re.escape(item) for item in closes)
+    return re.compile(f'(?:[^"\\\\{firsts}]++|"(?:[^"\\\\]++|\\\\[\\s\\S])*+"|\\\\|(?!{closers})[{firsts}])*+')
 
 
 # Below this many characters a region's first look goes from the front: the
@@ -97,6 +112,7 @@ class TagExtent(Extent):
         looks = _looks(closes, opener, self._json)
         self._outside, self._first, self._longest, self._single = looks.outside, looks.first, looks.longest, looks.single
         self._shared_first = looks.shared_first
+        self._cross = looks.cross
         self._delimiter = opener
         self._quick = looks.quick  # False once the quick path decoded (it is tried once)
         # Region offset where the next look for a closer starts (see _no_closer_yet): no closer starts
@@ -292,6 +308,24 @@ class TagExtent(Extent):
                     self.examined += end + len(self._delimiter) - position
                     position = end + len(self._delimiter)
                 self.in_string = False
+            if self._cross is not None:
+                # Text and whole strings crossed in one match, up to a closer, an unclosed string or the end.
+                end = self._cross.match(buffer, position).end()
+                if end == length:
+                    # No string is open past the last quote: a closer cut at the end may still complete there.
+                    safe = length if final else max(position, buffer.rfind('"', position) + 1, length - self._longest + 1)
+                    self.examined += safe - position
+                    self.position = safe - start
+                    break
+                if buffer[end] == '"':
+                    self.examined += end + 1 - position
+                    position = end + 1
+                    self.in_string = True
+                    continue
+                end += max(len(item) for item in self._closes if buffer.startswith(item, end))
+                self.examined += end - position
+                self.position = end - start
+                return True
             found = self._outside.search(buffer, position)
             if found is None:
                 # A closer cut at the buffer's end may still complete, unless the reply ended.

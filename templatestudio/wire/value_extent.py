@@ -4,8 +4,11 @@ For formats whose call is a JSON or Python value with no closing tag of its
 own (Llama 3's JSON, Mistral's ``[TOOL_CALLS]`` list, Phi-4-mini, xLAM,
 GigaChat, pythonic lists): the region ends where the first bracketed value
 after the opener closes, stepping over strings. Its end is a bracket, which
-strings hold too, so it cannot wait for a closer as ``TagExtent`` does: it
-scans each chunk as it comes, resumably, with compiled regexes.
+strings hold too, so unlike ``TagExtent`` it cannot stop at the first
+closer it sees; but it cannot end before a closing bracket (or a stop
+literal) arrives, so a stream's chunks wait for one with a single search,
+and the scan then crosses all the text since it stopped, resumably, with
+compiled regexes.
 
 Not handled: strings in triple quotes; comments inside JSON.
 """
@@ -29,6 +32,17 @@ def _value_patterns(brackets: str, quotes: str, units: tuple[str, ...]) -> tuple
     firsts = {unit[0] for unit in units} | set(brackets[0::2])
     cross = re.compile(r'(?:[^"' + re.escape(brackets) + r']++|"(?:[^"\\]++|\\.)*+")*+', re.S)
     return inside, re.compile("[" + re.escape("".join(sorted(firsts))) + "]"), cross
+
+
+# Text up to this long, not yet looked at, is first searched for a character that may end the region
+# (a stream's token); a longer stretch is scanned at once.
+_TOKEN = 256
+
+
+@functools.lru_cache(maxsize=None)
+def _ending(brackets: str, stops: tuple[str, ...]) -> re.Pattern:
+    """A character without which the region cannot end: a closing bracket, or a stop literal's first character."""
+    return re.compile("[" + re.escape("".join(sorted(set(brackets[1::2]) | {stop[0] for stop in stops}))) + "]")
 
 
 @functools.lru_cache(maxsize=None)
@@ -69,6 +83,8 @@ class ValueExtent(Extent):
         self._stops = stop_at
         self._head_units = _head_pairs(head_units, stop_at)
         self._inside, self._head, self._cross = _value_patterns(brackets, self._quotes, head_units + stop_at)
+        self._ending = _ending(brackets, stop_at)
+        self._quiet_to = skip  # region offset from which the next look for an ending character starts
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
         """(index, closed): just past the string, or where to resume while it is open."""
@@ -92,6 +108,18 @@ class ValueExtent(Extent):
         return ("open", at + 1) if buffer[at] in self._opening else ("skip", at + 1)
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        at = start + self._quiet_to
+        if not final and len(buffer) - at < _TOKEN:
+            # The region ends only at a closing bracket or a stop literal: until a
+            # character that may begin one arrives, the scan waits (a stream's token
+            # mostly brings none), and then crosses all the text since it stopped at
+            # once. Each character is looked at here once and scanned once. (Not over
+            # a long text, a whole reply's: the scan reads it anyway, and a regex class
+            # search over 1 MB costs seven decodes of it.)
+            if self._ending.search(buffer, at) is None:
+                self.examined += len(buffer) - at
+                self._quiet_to = len(buffer) - start
+                return None
         if self.position == self._skip and self._json and not self.depth and self.quote is None:
             at = start + self._skip
             if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
@@ -184,4 +212,6 @@ class ValueExtent(Extent):
                     if self.depth == 0:
                         return position
         finally:
-            self.position = position - start
+            # The next look starts where the scan stopped: a stop literal or a string
+            # cut at the buffer's end is still being read there.
+            self.position = self._quiet_to = position - start
