@@ -139,6 +139,11 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     literals = sorted(anywhere, key=len, reverse=True)
     firsts = re.escape("".join(sorted({item[0] for item in literals})))
     start = [pair for pair in pairs if pair[1].start_only]
+    # Own's verdict on its own literal decides at the reply's start too: where another format's
+    # start-only opener shares a literal with own's openers (qwen-xml's bare <function= and
+    # functionary's), own's are tried first, so a reply cut in own's opening is not that format's cut call.
+    shared = dict.fromkeys(opener.literal for fmt, opener in start if fmt is not own)
+    start = [pair for literal in shared for pair in anywhere.get(literal, ()) if pair[0] is own] + start
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}
@@ -309,8 +314,14 @@ class Opening:
             self.trying = None
             self.next += 1
         cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
-        if cut is not None and cut.format is not self.own and any(item.format is self.own for item in self.undecided):
-            cut = None  # the own format's opening, still possible here, calls a cut here prose (Muse's to=)
+        if cut is not None and cut.format is not self.own:
+            mine = next((item for item in self.undecided if item.format is self.own), None)
+            if mine is not None:
+                # The own format's opening, still possible here, decides: after text it calls
+                # a cut here prose (Muse's to=); at the reply's start, where another format's
+                # start-only opener calls the literal a cut call (qwen-xml's bare <function=), the
+                # cut is own's (functionary's <function=NAME> cut short).
+                cut = mine if self.from_start else None
         if cut is not None:
             self.chosen = (cut.format, cut.opener)
             return Decision.CUT, work

@@ -100,6 +100,7 @@ class Built:
         self.a_start = len(think) + len(lead)
         self.a_end = self.a_start + len(fmt.write_call(self.first))
         self.b_start = self.a_end + len(separator)
+        self.separator = separator
         self.text = think + lead + fmt.write_call(self.first) + separator + fmt.write_call(SECOND)
         self.lead = lead
         self.calls = calls_in(read_events(self.text, fmt))  # as the format reads them (text values stay text)
@@ -173,17 +174,28 @@ def check_cut(fmt: Format, built: Built, k: int, rng: random.Random) -> str:
                 # After the first call: text, then the cut call. A reader whose
                 # closer is optional takes the start of one at the reply's end
                 # into the call's region (``wire.optional_closer``): that start
-                # of a literal is all that may be missing.
+                # of a literal is all that may be missing. Before it may stand the
+                # separator the writer puts between calls when the format shows
+                # nothing for it alone (Inkling's <|message_model|>, framing): a
+                # message cut in its kind token may yet be an answer.
                 unshown = prefix[built.a_end : k - len(after + rest)]
+                if built.separator and unshown.startswith(built.separator) \
+                        and not read_events(built.separator, fmt, strict=False):
+                    unshown = unshown[len(built.separator) :]
                 assert prefix.endswith(after + rest), where
                 assert not unshown or any(literal.startswith(unshown) for literal in literals(fmt)), where
             else:
                 # Both calls whole; at most the start of a section's closer is cut.
                 assert k > built.b_start and (cut is None or cut.name is None and closer_piece(fmt, cut)), where
-    # Deep inside a call the cut is always reported as a cut call.
-    for start, end in ((built.a_start, built.a_end), (built.b_start, len(built.text))):
+    # Deep inside a call the cut is always reported as a cut call; it starts at the
+    # call, or at the separator before it when that also opens a call (Inkling's
+    # <|message_model|> starts the block whose header names the tool).
+    opens = getattr(getattr(fmt.wire, "call", None), "also_opens", ()) or ()
+    lead_in = len(built.separator) if built.separator in opens else 0
+    for start, end, earliest in ((built.a_start, built.a_end, built.a_start),
+                                 (built.b_start, len(built.text), built.b_start - lead_in)):
         if k == (start + end) // 2:
-            assert cut is not None and cut.offset >= start, where
+            assert cut is not None and cut.offset >= earliest, where
     # Strictly, the same cut raises the pinned error; a reply not cut reads the same.
     events = read
     strict = outcome(lambda: read_events(prefix, fmt))
@@ -366,3 +378,38 @@ def test_the_served_reply_sends_the_complete_calls_and_not_the_cut_one(caplog):
         assert "".join(piece for piece, _ in pieces) == content
         assert [call.name for _, sent in pieces for call, _ in sent] == ["get_exchange_rate"]
         assert not stream.leaked
+
+
+SHARED_AT_START = sorted({
+    (fmt.name, other.name, opener.literal)
+    for fmt in FORMATS.values() for other in FORMATS.values() if other is not fmt
+    for opener in other.openers if opener.start_only
+    and any(own.literal == opener.literal and not own.start_only for own in fmt.openers)
+})
+
+
+def test_some_format_shares_a_literal_with_another_format_s_start_only_opener():
+    assert SHARED_AT_START, "no pair of formats to check below: the check checks nothing"
+
+
+@pytest.mark.parametrize(("name", "other", "literal"), SHARED_AT_START)
+def test_a_reply_that_starts_in_its_own_call_cut_short_is_its_own_cut_call(name, other, literal):
+    """At the reply's start a literal of the format's own openers is decided by its own openers first.
+
+    Another format's start-only opener for the same literal (qwen-xml's bare
+    <function=, functionary's call) must not turn the format's own call, cut
+    anywhere, into a leak of that format: it is a call, a cut call of its own
+    (strict: the cut's error), or text the format's own opener left as prose.
+    """
+    fmt = FORMATS[name]
+    for sample in fmt.samples:
+        if not sample.text.startswith(literal):
+            continue
+        for k in range(len(literal), len(sample.text) + 1):
+            prefix = sample.text[:k]
+            events = read_events(prefix, fmt, strict=False)
+            cuts = cuts_in(events)
+            # A cut at the very start: nothing before it is shown, and it holds the whole prefix.
+            assert not cuts or events[-1] is cuts[0] and cuts[0].raw == prefix[cuts[0].offset :], (name, prefix, events)
+            strict = outcome(lambda: read_events(prefix, fmt))
+            assert strict[0] == "events" or strict[1].startswith(CUT), (name, prefix, strict)
