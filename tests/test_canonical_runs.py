@@ -333,8 +333,13 @@ def test_failed_tries_are_bounded_so_work_stays_linear(name):
             assert ("raises", str(error)) == expected, label
         assert machine.run_tries.tried >= 1, label
         if label == "a closer in the arguments" and not closer:
-            # No closing tag to fear: one run reads them all, then one try at its last call.
-            assert machine.run_tries.calls == 2999 and machine.run_tries.tried == 2, label
+            # No closing tag to fear: one run reads them all, then one try at its last call. Where
+            # another format's start-only opener shares the first call's literal (xlam's "[",
+            # pythonic's), the reply's start decides that call by its opener, before any run.
+            at_start = any(opener.start_only and text.startswith(opener.literal)
+                           and any(own.literal == opener.literal and not own.start_only for own in fmt.openers)
+                           for other in FORMATS.values() if other is not fmt for opener in other.openers)
+            assert machine.run_tries.calls == 2999 - at_start and machine.run_tries.tried == 2, label
             continue
         # Every try failed, and each failure blocks the next reach of text.
         assert machine.run_tries.calls == 0, label
