@@ -11,19 +11,16 @@ How it reads, left to right:
   starts a reasoning block, which that opener's own closer ends
   (``templatestudio.reasoning_blocks``), and a start-only opener (a bare
   ``[name(`` reply) may open a call (``templatestudio.start_steps``).
-- A block of a format whose reasoning ends at a call
-  (``Reasoning.ends_at_call``) that the reply never closes ends where a
-  whole call opening of the format stands at a line start inside it; the
-  rest is read as the reply. A stream cannot know that before the closer
-  or the end, so it holds the block's text from the first such opening
-  until the block's closer or the reply's end: the reasoning after a call
-  rehearsed at a line start arrives that late (the cost of the rule).
+- A block the reply never closes may end at a call opening at a line
+  start (``Reasoning.ends_at_call``; ``reasoning_blocks`` says how, and
+  what a stream holds until it knows).
 - Elsewhere it looks for the literal of any opener of its own format and
   of every format it guards against (``guard``: by default the registry).
   At a literal, each opener's pattern decides whether a call opens there
   or the literal is prose ("Qwen wraps calls in <tool_call> tags"): see
-  ``templatestudio.openings`` (and ``templatestudio.call_steps``, the
-  machine's steps at a call).
+  ``templatestudio.watch_tables`` (what is watched),
+  ``templatestudio.openings`` (the decision) and
+  ``templatestudio.call_steps`` (the machine's steps at a call).
 - An opened call is a region; the opener's extent finds its end and the
   format's strict reader reads it (``templatestudio.regions``). The
   reader may return calls, say the region is not a call after all (then
@@ -54,11 +51,12 @@ from templatestudio.canonical_runs import RunTries
 from templatestudio.events import Event, Outbox, TextDelta, merge_deltas
 from templatestudio.layout import Layout
 from templatestudio.guards import guard_of
-from templatestudio.openings import Opening, tables
+from templatestudio.openings import Opening
 from templatestudio.reasoning_blocks import ReasoningBlocks
 from templatestudio.regions import Regions
 from templatestudio.resumable_match import MATCHED, MORE
 from templatestudio.start_steps import StartSteps
+from templatestudio.watch_tables import tables
 from templatestudio.wire.base import Extent, Format, Opener
 
 

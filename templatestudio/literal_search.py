@@ -1,6 +1,6 @@
 """What a reading machine searches its text for: the literals that may open a call, and their commitments.
 
-``openings.tables`` builds, once per format and guard, one regex that
+``watch_tables.tables`` builds, once per format and guard, one regex that
 finds the next literal that may open a call where it stands
 (``literal_search``) and, for each markup literal, the pattern that makes
 it a malformed call's opening even where no opener matches

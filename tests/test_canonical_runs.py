@@ -31,7 +31,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall, UnparsedToolCall, fil
 from templatestudio.engine import Machine, read_events
 from templatestudio.events import TextDelta, ToolCallEvent, call_events, merge_deltas, region_events
 from templatestudio.formats import FORMATS
-from templatestudio.openings import tables
+from templatestudio.watch_tables import tables
 from templatestudio.resumable_match import literal
 from templatestudio.wire.base import SPACES, CallSyntaxError, Opener, opener_pattern
 from templatestudio.wire.extents import TagExtent

@@ -19,7 +19,8 @@ from templatestudio.guards import guard_of
 from templatestudio.engine import read_events
 from templatestudio.events import CutToolCall, ToolCallEvent
 from templatestudio import engine
-from templatestudio.openings import Decision, Opening, Tables, tables
+from templatestudio.openings import Decision, Opening
+from templatestudio.watch_tables import Tables, tables
 
 FOLLOWERS = sorted({
     text

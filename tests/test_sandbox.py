@@ -332,13 +332,13 @@ def test_a_sandboxed_probe_forks_after_the_renderer_and_reading_tables_are_loade
     # so that nothing another test imported hides it.
     code = "\n".join([
         "import sys",
-        "from templatestudio import openings, probe",
+        "from templatestudio import probe, watch_tables",
         "from templatestudio.formats import FORMATS",
         "seen = {}",
         "real = probe.run_sandboxed",
         "def spy(fn, **kw):",
         "    seen['renderer'] = 'transformers.utils.chat_template_utils' in sys.modules",
-        "    seen['tables'] = openings.tables.cache_info().currsize",
+        "    seen['tables'] = watch_tables.tables.cache_info().currsize",
         "    return real(fn, **kw)",
         "probe.run_sandboxed = spy",
         "probe.probe_template(\"{{ messages[0]['content'] }}\", deadline=10)",

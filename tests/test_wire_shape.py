@@ -169,7 +169,7 @@ def test_derived_readers_read_what_the_declaration_writes(name):
 @pytest.mark.parametrize("name", DERIVED)
 def test_derived_formats_use_the_derived_openers_and_reader(name):
     fmt = FORMATS[name]
-    assert "derived_reader" in fmt.read_region.__qualname__
+    assert fmt.read_region.__qualname__ == "region_reader.<locals>.read_region"
     derived = fmt.wire.derived_openers()
     assert [(o.literal, o.opening.regex, o.cut_after) for o in fmt.openers] == [
         (o.literal, o.opening.regex, o.cut_after) for o in derived]

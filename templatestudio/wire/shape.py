@@ -11,7 +11,7 @@ written, the others read) and the stream's holdback literals; for the shapes it 
 call object or list after an opening literal, a name between literals then
 a JSON object: ``wire.tagged_json``; a name then an object of the
 keyed-values grammar: ``wire.keyed_values``) the openers and the region
-reader as well (``derived_openers``, ``derived_reader``).
+reader as well (``derived_openers``, ``derived_reader``: ``wire.shape_reader``).
 
 The parts, outermost first::
 
@@ -42,15 +42,12 @@ import json
 from dataclasses import dataclass
 
 from templatestudio.calls import ParsedToolCall
-from templatestudio.resumable_match import literal, sequence
-from templatestudio.wire import keyed_values, tagged_json
+from templatestudio.wire import keyed_values, shape_reader
 from templatestudio.wire.base import JSON_SPACE, MARKUP, Opener
 from templatestudio.wire.arguments import (  # noqa: F401 - the name and argument parts are part of this language
     CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, XmlParameters,
 )
 from templatestudio.wire.envelope import Call, Reasoning, Section, ShapeError  # noqa: F401 - as the parts above
-from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.value_extent import ValueExtent
 
 NEVER = 1 << 30  # cut_after for an opening whose cut is prose: a reply ending inside it is text
 
@@ -295,76 +292,12 @@ class WireShape:
         lines.extend(f"hand-written: {why}" for why in self.hand_written)
         return "\n".join(lines)
 
-    # --- the reader, for the shapes it can be derived for ------------------------------------------
-
-    def _derived_kind(self, what: str) -> str:
-        """Which derived reading applies ("json call", "named json", "own values"); ShapeError when none does."""
-        if self.hand_written:
-            why = "it declares hand-written parts: " + "; ".join(self.hand_written)
-        elif self.section is not None or self.call_id is not None or self.call.also_opens or self.wrappers:
-            why = "sections, call ids, second openers and wrappers are read by the module's own code"
-        elif not self.call.open:
-            why = "a bare call (no opening literal) is told from prose by the module's own opening"
-        elif isinstance(self.arguments, JsonArguments):
-            return "json call"
-        elif isinstance(self.name, NameBetween) and self.call.close and self.name.close:
-            if isinstance(self.arguments, JsonObject):
-                return "named json"
-            why = "only JSON arguments are read after a closed name"
-        elif isinstance(self.name, NameBetween) and isinstance(self.arguments, OwnValues) and self.call.close:
-            return "own values"
-        else:
-            why = "only JSON bodies and the keyed-values grammar after an opening literal are derived"
-        raise ShapeError(f"no {what} can be derived: {why}")
+    # --- the reader, for the shapes it can be derived for (``wire.shape_reader``) -------------------
 
     def derived_openers(self) -> tuple[Opener, ...]:
         """The openers of the declared shape: the call's, then one per framing literal."""
-        kind = self._derived_kind("openers")
-        call, close, name = self.call, self.call.close, self.name
-        refused = tuple(item for item, _ in call.refused)
-        skip, optional = len(call.open), self.closer_optional
-        extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else (lambda: ValueExtent(skip))
-        if kind == "named json":
-            pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close)
-        elif kind == "own values":
-            # The name's literal must follow the token: the token alone in prose opens nothing.
-            pattern = sequence(literal(call.open), literal(name.open)) if name.open else literal(call.open)
-            quote = self.arguments.quote
-            extent = lambda: TagExtent(skip, close, quote, close_at_end=optional)  # noqa: E731 - strings: the quote
-        elif call.marker and call.marker != call.open:
-            # The marker reaches into the list's bracket (firefunction's functools[): a call object follows it.
-            pattern = tagged_json.json_opening(call.marker, (), ("{",), refused)
-        else:
-            body = ("[",) if self.arguments.listed else ("{",)
-            pattern = tagged_json.json_opening(call.open, tagged_json.head_literals(call.head), body, refused)
-        if call.cut_in_body and kind != "named json":
-            raise ShapeError("cut_in_body needs a name between literals and a JSON body")
-        cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close) if call.cut_in_body else None
-        openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)]
-        for item in self.framing:
-            openers.append(Opener(item, literal(item), lambda item=item: TagExtent(0, item)))
-        return tuple(openers)
+        return shape_reader.openers(self)
 
     def derived_reader(self):
         """The region reader of the declared shape (framing regions hold no call)."""
-        kind = self._derived_kind("reader")
-        call, name, shape, framing = self.call, self.name, self.arguments, set(self.framing)
-        common = dict(open_literal=call.open, close=call.close, close_optional=self.closer_optional)
-        if kind == "named json":
-            options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok)
-            read = tagged_json.read_named_json
-        elif kind == "own values":
-            options = dict(common, name_open=name.open, quote=shape.quote)
-            read = keyed_values.read_named_values
-        else:
-            options = dict(common, head=tagged_json.head_literals(call.head), refused=call.refused,
-                           listed=shape.listed is not None, name_key=name.key, argument_keys=shape.keys,
-                           string_arguments=shape.string_ok, extras=shape.extras or None, id_key=shape.id_key)
-            read = tagged_json.read_json_call
-
-        def read_region(region: str, opener: Opener, found):
-            if opener.literal in framing:
-                return []  # framing: the text around it is the content
-            return read(region, found, **options)
-
-        return read_region
+        return shape_reader.region_reader(self)
