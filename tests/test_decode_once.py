@@ -67,6 +67,33 @@ def test_a_big_argument_is_decoded_about_once(name, shape, decoded_chars):
     assert sum(decoded_chars) <= len(text) + 70_000 + ARGUMENTS_LIMIT, (name, shape, decoded_chars[:8])
 
 
+# Formats whose call ends with a closer of its own: the first character of a closer ends the
+# decoder's first window (a valid value holds it only in its strings), even where it starts the
+# call's closer and the extent watches the section's (Kimi K2, PLaMo 3: three windows before).
+CLOSED = [name for name in JSON_BODIED if FORMATS[name].wire.call.close]
+
+
+@pytest.mark.parametrize("name", CLOSED)
+def test_a_closer_ends_the_first_window_of_a_big_argument(name, monkeypatch):
+    fmt, arguments = FORMATS[name], {"text": "x" * SIZE}
+    text = fmt.write_call(ParsedToolCall("f", arguments))
+    failed = []
+    real = json.JSONDecoder.raw_decode
+
+    def counting(self, text, idx=0):
+        try:
+            return real(self, text, idx)
+        except json.JSONDecodeError:
+            failed.append(idx)
+            raise
+
+    monkeypatch.setattr(json.JSONDecoder, "raw_decode", counting)
+    events = read_events(text, fmt)
+    assert [e.call.arguments for e in events if isinstance(e, ToolCallEvent)] == [arguments]
+    # At most the run shortcut's cut-off window (canonical_runs.ARGUMENTS_LIMIT) fails.
+    assert len(failed) <= 1, (name, len(failed))
+
+
 def test_a_found_value_is_used_only_where_it_starts():
     region = '<x>{"a": 1} {"b": 2}'
     found = FoundJSON(3, {"a": "remembered"}, 11)

@@ -202,12 +202,16 @@ class TagExtent(Extent):
         return None
 
     def _first_closer(self, buffer: str, index: int) -> int:
-        """The window from index past a closer at the first of its first character after index, or 0."""
-        first = self._shared_first or self._closes[0][0]
-        found = buffer.find(first, index)
-        if found == -1 or not buffer.startswith(self._closes, found):
-            return 0
-        return found + self._longest - index
+        """The window from index past the first copy of a closer's first character after index, or 0.
+
+        That character stands outside a valid value's strings only after the
+        value, so the value ends in this window unless a string holds it
+        (then the windows grow from there). It need not start a closer:
+        Kimi K2's call closer comes before the section's closer, and ends the
+        value as well.
+        """
+        found = buffer.find(self._shared_first or self._closes[0][0], index)
+        return 0 if found == -1 else found + self._longest - index
 
     def advance(self, buffer: str, start: int, final: bool) -> int | None:
         if self._json and not final:
