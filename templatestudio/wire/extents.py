@@ -180,10 +180,9 @@ class TagExtent(Extent):
         self._quick = False
         # The value likely ends before the closer the look found: the decoder's first window reaches it.
         # Without a look (a reply's first look, from the end) the window reaches the first copy of a
-        # closer's first character when a closer starts there (one memchr; a valid value holds the
-        # closers' characters only in its strings), else the windows grow from the smallest: one as far
-        # as the last closer would cost a refused region the whole reply (a flood of them). Harmony's
-        # 1 MB call: two failed windows cost 0.2 ms of its 1.2.
+        # closer's first character (one memchr, ``_first_closer``), never as far as the last closer:
+        # that would cost a refused region the whole reply (a flood of them). Harmony's 1 MB call:
+        # two failed windows cost 0.2 ms of its 1.2.
         window = start + self._closer_at + self._longest - index if known else self._first_closer(buffer, index)
         whole = json_value_at(buffer, index, window)
         if whole is None:
@@ -204,11 +203,12 @@ class TagExtent(Extent):
     def _first_closer(self, buffer: str, index: int) -> int:
         """The window from index past the first copy of a closer's first character after index, or 0.
 
-        That character stands outside a valid value's strings only after the
-        value, so the value ends in this window unless a string holds it
-        (then the windows grow from there). It need not start a closer:
-        Kimi K2's call closer comes before the section's closer, and ends the
-        value as well.
+        Every JSON extent's closer starts with ``<`` or a backtick, which a
+        valid value holds only in its strings, so the value ends in this
+        window unless a string holds the character (then the windows grow
+        from there, as they would for a closer starting with a character of
+        JSON's own syntax). It need not start a closer: Kimi K2's call closer
+        comes before the section's closer, and ends the value as well.
         """
         found = buffer.find(self._shared_first or self._closes[0][0], index)
         return 0 if found == -1 else found + self._longest - index
