@@ -161,7 +161,17 @@ def _timed_peer(action, sizes: Sizes) -> float | None:
 # --- the tables ----------------------------------------------------------------------------
 
 
-def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bool = True) -> Results:
+# The sections of run_all, in the order they run (``bench/run.py --only``).
+SECTIONS = ("big", "code", "small", "stream", "growth", "feed", "floods", "check")
+
+
+def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bool = True,
+            only: frozenset[str] | None = None) -> Results:
+    """Every section's tables and goals (only: those of these ``SECTIONS``; vLLM runs where a section needs it)."""
+    wanted = frozenset(SECTIONS) if only is None else only
+    unknown = wanted - set(SECTIONS)
+    if unknown:
+        raise ValueError(f"no such section: {', '.join(sorted(unknown))} (sections: {', '.join(SECTIONS)})")
     results = Results()
     formats = w.formats()
     big = {fmt.name: w.one_big_call(fmt, sizes.big) for fmt in formats}
@@ -183,22 +193,24 @@ def run_all(sizes: Sizes = FULL, vllm_python: str | None = None, corpus_scan: bo
             cases.append({"id": f"stream {fmt.name}", "format": fmt.name, "parser": _peer(fmt), "markers": markers, "tokenizer": tokenizer,
                           "text": streamed[fmt.name].text, "chunk": 4, "runs": 1})
     started = time.perf_counter()
+    if not wanted & {"big", "small", "stream"}:
+        vllm_python = None  # no section left that measures vLLM's parsers
     version, vllm = run_vllm(vllm_python, cases)
     results.notes.append(f"vLLM: {version or 'vLLM not installed'}"
                          + (f" (its parsers ran in {time.perf_counter() - started:.0f} s, imports included)" if vllm else ""))
     if vllm:
         results.notes.append(f"vLLM streaming measured for {', '.join(VLLM_STREAM_FORMATS)} only (the issue's goal; "
                              "vLLM re-reads the whole text for every chunk)")
-    _one_call(results, big, vllm, sizes)
-    code_call(results, sizes)
-    _small_calls(results, small, vllm, sizes)
-    _streams(results, streamed, vllm, sizes)
-    _growth(results, sizes)
+    steps = [("big", lambda: _one_call(results, big, vllm, sizes)), ("code", lambda: code_call(results, sizes)),
+             ("small", lambda: _small_calls(results, small, vllm, sizes)),
+             ("stream", lambda: _streams(results, streamed, vllm, sizes)), ("growth", lambda: _growth(results, sizes))]
     if sizes.unjudged:
-        _feed_cost(results, sizes)
-        _floods(results, sizes)
+        steps += [("feed", lambda: _feed_cost(results, sizes)), ("floods", lambda: _floods(results, sizes))]
     if corpus_scan:
-        _check(results)
+        steps.append(("check", lambda: _check(results)))
+    for section, step in steps:
+        if section in wanted:
+            step()
     return results
 
 

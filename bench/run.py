@@ -2,6 +2,7 @@
 
     python bench/run.py            # print the tables (make bench)
     python bench/run.py --write    # also the round trip's counts, and rewrite bench/RESULTS.md
+    python bench/run.py --only floods,growth   # some sections' tables and goals (measure.SECTIONS)
 
 Workloads come from the format registry (bench/workloads.py), measurements
 and goals from bench/measure.py. vLLM's parsers run under the vLLM
@@ -88,24 +89,24 @@ def render(results: measure.Results, sizes: measure.Sizes) -> list[str]:
                  [[r["format"], _ms(r["ours"]), _rate(r["MB"], r["ours"]), _ms(r["json.loads"]),
                    f"{r['json.loads'] / r['ours']:.0%}", _ms(r.get("transformers")), _times(r.get("transformers"), r["ours"]),
                    _ms(r["vllm"]), _times(r["vllm"], r["ours"]),
-                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t["one call with a big string argument"]])
+                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t.get("one call with a big string argument", [])])
     out += code_table(t, sizes)
     out += ["", f"### A reply of small calls, about {sizes.small / 1e6:g} MB (MB/s)", ""]
     out += table(["format", "calls", "joined by", "ours MB/s", "transformers MB/s", "vLLM MB/s",
                   "agree (ours, transformers, vLLM)"],
                  [[r["format"], f"{r['calls']:,}", r["joined by"], _rate(r["MB"], r["ours"]),
                    _rate(r["MB"], r.get("transformers")), _rate(r["MB"], r["vllm"]),
-                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t["a reply of small calls"]])
+                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t.get("a reply of small calls", [])])
     out += ["", f"### Streaming {sizes.stream // 1000} KB of small calls in 4-character chunks (ms)", ""]
     out += table(["format", "ToolCallStream", "ResponseParser", "vs ResponseParser", "vLLM streaming", "vs vLLM",
                   "agree (ours, transformers, vLLM)"],
                  [[r["format"], _ms(r["ours"]), _ms(r.get("transformers")), _times(r.get("transformers"), r["ours"]),
                    _ms(r["vllm"]), _times(r["vllm"], r["ours"]),
-                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t["stream in 4-character chunks"]])
+                   f"{r['ours ok']}, {r.get('transformers ok', '-')}, {r['vllm ok']}"] for r in t.get("stream in 4-character chunks", [])])
     out += ["", "### ToolCallStream growth when the reply grows 4x (ms; linear is 4x)", ""]
     out += table(["format", "workload", "chunk", "sizes", "small", "large", "growth"],
                  [[r["format"], r["workload"], r["chunk"], f"{r['sizes'][0] // 1000}K -> {r['sizes'][1] // 1000}K",
-                   _ms(r["low"]), _ms(r["high"]), f"{r['growth']:.2f}x"] for r in t["growth"]])
+                   _ms(r["low"]), _ms(r["high"]), f"{r['growth']:.2f}x"] for r in t.get("growth", [])])
     if t.get("fixed cost of one feed"):
         out += ["", "### Fixed cost of one feed call (µs per 1-character chunk of prose)", ""]
         out += table(["format", "feeds", "ToolCallStream µs", "ResponseParser µs"],
@@ -188,12 +189,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--vllm-python", default=str(DEFAULT_VLLM), help="the vLLM environment's interpreter")
     parser.add_argument("--no-vllm", action="store_true")
     parser.add_argument("--no-check", action="store_true", help="skip the corpus scan")
+    parser.add_argument("--only", help=f"run only these sections, comma-separated ({', '.join(measure.SECTIONS)}); "
+                                       "their tables and goals are printed, and --write is refused")
     args = parser.parse_args(argv)
+    only = None if args.only is None else frozenset(item.strip() for item in args.only.split(",") if item.strip())
+    if only is not None and args.write:
+        parser.error("--write rewrites every table of bench/RESULTS.md: it needs the whole run, not --only")
     sizes = measure.SMOKE if args.smoke else measure.FULL
     head = machine()
     print("\n".join(head), flush=True)
     vllm = None if (args.no_vllm or args.smoke) else args.vllm_python
-    results = measure.run_all(sizes, vllm, corpus_scan=not (args.no_check or args.smoke))
+    try:
+        results = measure.run_all(sizes, vllm, corpus_scan=not (args.no_check or args.smoke), only=only)
+    except ValueError as error:
+        parser.error(str(error))
     body = render(results, sizes) + ["", f"load average at the end: {_load()}"]
     print("\n".join(body), flush=True)
     if args.write:

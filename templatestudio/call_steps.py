@@ -35,7 +35,7 @@ class Mode(Enum):
 
 # Module names for the modes and decisions the steps compare (see engine's).
 TEXT, REGION = Mode.TEXT, Mode.REGION
-OPENS, WAITS, CUT, MALFORMED = Decision.OPENS, Decision.WAITS, Decision.CUT, Decision.MALFORMED
+OPENS, WAITS, CUT, MALFORMED, PROSE = Decision.OPENS, Decision.WAITS, Decision.CUT, Decision.MALFORMED, Decision.PROSE
 
 
 class CallSteps:
@@ -45,8 +45,9 @@ class CallSteps:
     unsettled index), _base (the reply offset of _buffer[0]), offset,
     _emit, _out (the outbox), _mode, _opening (the decision at a literal,
     in DECIDE), _region ((format, opener, extent), in REGION), _regions
-    (the region reader), _tables and _prose (the literal last decided
-    prose, see ``Machine._text``) and _examined.
+    (the region reader), _tables and _prose (the literals an Opening
+    decided prose, see ``Machine._text``), _start_prose (the reply start's Opening
+    that found its literal prose) and _examined.
     """
 
     def _decide(self, final: bool) -> bool:
@@ -54,7 +55,7 @@ class CallSteps:
         decision, work = opening.decide(self._buffer, final)
         self._examined += work
         if decision is OPENS:
-            return self._open_region(*opening.chosen)
+            return self._open_region(*opening.chosen, opening.anchor)
         if decision is WAITS:
             return False
         self._mode = TEXT
@@ -68,16 +69,18 @@ class CallSteps:
             fmt, opener = opening.chosen
             self._regions.refuse(fmt, opener, self._base + opening.anchor,
                                  "what follows it is not a call this format reads, though its call markup follows")
-        if not opening.from_start:  # prose: the literal is text
+        if opening.from_start:  # prose at the reply's start: the literal's anywhere openers decide next
+            self._start_prose = (self._base + opening.anchor, opening)
+        else:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
-            if literal in self._tables.refusals:  # (a literal with a commitment is never refused)
-                self._prose = literal  # its next copy is asked Tables.refuses first (engine.Machine._text)
+            if decision is PROSE and literal in self._tables.refusals:  # (a malformed call's is not prose for certain)
+                self._prose.add(literal)  # its next copies are asked Tables.refuses first (engine.Machine._text)
             self._examined += len(literal)
             self._emit(TextDelta, self._at + len(literal))
         return True
 
-    def _open_region(self, fmt: Format, opener: Opener) -> bool:
-        self._at = self._opening.anchor
+    def _open_region(self, fmt: Format, opener: Opener, anchor: int) -> bool:
+        self._at = anchor
         self._region = (fmt, opener, opener.extent())
         self._mode, self._opening = REGION, None
         return True

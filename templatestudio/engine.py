@@ -115,11 +115,14 @@ class Machine(CallSteps, StartSteps):
         self._base = 0  # reply offset of _buffer[0]
         self._mode = REASON if self._blocks.opened else START
         self._opening: Opening | None = None  # the decision at a literal, in DECIDE
-        # The literal an Opening last decided was prose, if Tables.refuses can settle it:
-        # its next copies are asked refuses first (a flood), any other literal goes
-        # straight to an Opening (at a literal a call mostly opens, and refuses'
-        # look would be paid twice: 1.8 us per llama3-json call).
-        self._prose = ""
+        # (reply offset, Opening): the reply start's Opening that found its literal prose; the
+        # Opening at that literal's anywhere openers takes its verdicts (see ``Opening``'s after).
+        self._start_prose: tuple[int, Opening] | None = None
+        # The literals an Opening decided were prose, where Tables.refuses can settle them:
+        # their next copies are asked refuses first (a flood, or two literals in turn),
+        # any other literal goes straight to an Opening (at a literal a call mostly opens,
+        # and refuses' look would be paid twice: 1.8 us per llama3-json call).
+        self._prose: set[str] = set()
         self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
         self._out = Outbox()  # what the next feed or close returns
         self._closed = False
@@ -196,7 +199,7 @@ class Machine(CallSteps, StartSteps):
             if trying.verdict == MORE:
                 return []
             if trying.verdict == MATCHED:  # as _decide would: the opener being tried opens the call
-                self._open_region(trying.format, trying.opener)
+                self._open_region(trying.format, trying.opener, self._opening.anchor)
         # In text the text step is taken first: a token mostly ends there
         # (nothing more to settle), and then _run's loop is not entered.
         if self._mode is not TEXT or self._text(False):
@@ -307,15 +310,17 @@ class Machine(CallSteps, StartSteps):
                     self._emit(TextDelta, pending)
                     return False
             literal = found.group()
-            if literal != self._prose:
+            if literal not in self._prose:
                 break
-            if not tables.refuses(literal, buffer, begin, final):
-                self._prose = ""  # an opener may match here: the Opening decides, and says again if it is prose
+            past = tables.refused_run(literal, buffer, begin, final)
+            if past == begin:
+                self._prose.discard(literal)  # an opener may match here: the Opening decides, and says again if prose
                 break
-            # Prose, as an Opening would decide: looked at once more (the look), and the search
-            # goes on past it, so a flood of the literal is one text delta, not one per copy.
-            self._examined += 1
-            at = end
+            # Prose, as an Opening would decide, and so are the copies right after it: each looked
+            # at once more (the look), the ones after the first crossed too. The search goes on past
+            # them, so a flood of the literal is one text delta, not one per copy.
+            self._examined += (past - begin) // len(literal) + past - end
+            at = past
         self._emit(TextDelta, begin)
         pairs = self._anywhere[literal]
         tries = self.run_tries
@@ -328,8 +333,18 @@ class Machine(CallSteps, StartSteps):
                 self._out.add_merged(events)
                 self._at = end
                 return True
+        token = tables.tokens.get(literal)
+        if token is not None:  # an Opening would open it at once, having matched the literal alone
+            self._examined += len(literal)
+            return self._open_region(*token, begin)
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
-        self._opening = Opening(pairs, begin, False, commit, first_look, self.format)
+        after = None
+        if self._start_prose is not None:
+            offset, after = self._start_prose
+            self._start_prose = None
+            if offset != self._base + begin:
+                after = None
+        self._opening = Opening(pairs, begin, False, commit, first_look, self.format, after)
         self._mode = DECIDE
         return True
 

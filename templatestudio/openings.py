@@ -22,7 +22,7 @@ import regex
 
 from templatestudio.literal_search import Pair
 from templatestudio.resumable_match import MATCHED, MORE, Scan
-from templatestudio.watch_tables import REGEX_FIRST_LOOK
+from templatestudio.watch_tables import COMMIT_LOOK, REGEX_FIRST_LOOK
 from templatestudio.wire.base import Format, Opener
 
 # Held text this short past an opener's literal goes to the automaton at once (see Opening.decide).
@@ -37,10 +37,6 @@ class Decision(Enum):
     PROSE = "the literal is prose"
     CUT = "the text ended inside an opening far enough in to be a call (Opening.chosen)"
     MALFORMED = "no opener matches, but the format's own call markup follows the literal (Opening.chosen)"
-
-
-# How far past a literal its commitment looks for the format's own markup.
-COMMIT_LOOK = REGEX_FIRST_LOOK
 
 
 class Candidate:
@@ -91,11 +87,21 @@ class Opening:
     """
 
     __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "own", "next", "trying", "undecided",
-                 "chosen")
+                 "chosen", "settled")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
-                 first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None) -> None:
+                 first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None,
+                 after: Opening | None = None) -> None:
         self.pairs = pairs
+        # after: the reply start's Opening at this same literal, which found it prose. It tried
+        # every opener of its pairs on the same text: each one failed, or is among its undecided
+        # (none cut short, or it had not said prose). Those openers are not tried again here
+        # (a held opening at the reply's start was otherwise read twice at its end), and the
+        # undecided ones count as undecided here too. Opener id -> its undecided candidate or None.
+        self.settled: dict[int, Candidate | None] | None = None
+        if after is not None:
+            self.settled = dict.fromkeys((id(opener) for _, opener in after.pairs), None)
+            self.settled.update((id(candidate.opener), candidate) for candidate in after.undecided)
         self.own = own  # the machine's format (None: a survey)
         self.commit = commit
         self.first_look = first_look  # (index, pairs[index:]'s openers in one pattern: ``watch_tables.any_opener``), or None
@@ -110,7 +116,14 @@ class Opening:
         """(decision, characters examined) for the literal at buffer[anchor], with final when the text ended."""
         anchor, pairs, work = self.anchor, self.pairs, 0
         shared_from, shared = self.first_look if self.first_look is not None else (-1, None)
+        settled = self.settled
         while self.next < len(pairs):
+            if settled is not None and self.trying is None and id(pairs[self.next][1]) in settled:
+                carried = settled[id(pairs[self.next][1])]
+                if carried is not None:
+                    self.undecided.append(carried)
+                self.next += 1
+                continue
             if self.next == shared_from and self.trying is None:
                 # The same window the next opener's own look would read (see below).
                 window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
@@ -210,4 +223,4 @@ class Opening:
         return Decision.WAITS, work
 
 
-__all__ = ["COMMIT_LOOK", "Candidate", "Decision", "Opening", "SHORT_HOLD"]
+__all__ = ["Candidate", "Decision", "Opening", "SHORT_HOLD"]

@@ -7,8 +7,8 @@ first, then those of every format it guards against,
 (``literal_search``), the starts of literals (held at a chunk's end), the
 commitments and first looks of shared literals, and the run shape
 (``run_shapes``) that fits these literals. ``Tables.refuses`` settles a
-literal that no opener can start there (one look with all of them, for a
-literal without a commitment) as prose with no decision at all, so a flood
+literal that no opener can start there (one look with all of them, and
+one with its commitment) as prose with no decision at all, so a flood
 of one is read in the machine's text step (``tests/test_refusals.py``
 checks it against ``openings.Opening.decide``).
 
@@ -25,12 +25,15 @@ import regex
 
 from templatestudio.canonical_runs import RunShape
 from templatestudio.literal_search import Pair, commitment, literal_search
+from templatestudio.resumable_match import MATCHED
 from templatestudio.run_shapes import run_shape
 from templatestudio.wire.base import Format, Opener
 
 # Held text up to this length is decided by the regex first (see openings.Opening.decide,
 # and Tables.refuses, which looks as far).
 REGEX_FIRST_LOOK = 512
+# How far past a literal its commitment looks for the format's own markup (Opening._committed, and refuses).
+COMMIT_LOOK = REGEX_FIRST_LOOK
 
 
 @dataclass(frozen=True)
@@ -50,23 +53,60 @@ class Tables:
     # literal -> (index, one pattern for the openers it may start from pairs[index] on), where it
     # starts several (``any_opener``); index 1 when the first is the own format's (see ``tables``)
     first_looks: dict[str, tuple[int, regex.Pattern]]
-    # literal -> one pattern for every opener it may start, where it has no commitment (see refuses)
-    refusals: dict[str, regex.Pattern]
+    # literal -> (one pattern for every opener it may start, its commitment or None): see refuses
+    refusals: dict[str, tuple[regex.Pattern, regex.Pattern | None]]
+    extended: frozenset[str]  # the literals a longer literal starts with (see refused_run)
+    # literal -> its first (format, opener), where that opener's pattern is matched by the literal
+    # alone: an Opening there opens it at once, whatever follows (a framing token's drop, <|eom|>)
+    tokens: dict[str, Pair]
 
     def refuses(self, literal: str, buffer: str, at: int, final: bool) -> bool:
-        """Whether the literal at buffer[at] is prose for certain: no opener matches there, nor may with more text.
+        """Whether the literal at buffer[at] is prose for certain: what an ``Opening`` would decide, without one.
 
-        What an ``Opening`` would decide after trying each opener's first look,
-        settled by one look and no ``Opening`` (a flood of ``to=`` or
-        ``[TOOL_CALLS]`` that nothing follows cost a decision per copy, three
-        times this). Never True for a literal with a commitment (its refusal
-        may be a malformed call) or where an opener may still match.
+        No opener matches there, nor may with more text (each opener's first
+        look, in one pattern, over the same window), and where the literal
+        has a commitment, no markup of its format follows it either (the
+        commitment's look, over the same window ``Opening`` gives it, and
+        decided as it decides). Settled by one or two looks
+        and no ``Opening``: a flood of ``to=``, ``[TOOL_CALLS]`` or
+        ``<function=`` that nothing follows cost a decision per copy, three
+        times this.
         """
-        pattern = self.refusals.get(literal)
-        if pattern is None:
+        found = self.refusals.get(literal)
+        if found is None:
             return False
-        window = len(buffer) if final else min(len(buffer), at + REGEX_FIRST_LOOK)
-        return pattern.match(buffer, at, window, partial=True) is None
+        openers, commit = found
+        length = len(buffer)
+        if openers.match(buffer, at, length if final else min(length, at + REGEX_FIRST_LOOK), partial=True) is not None:
+            return False
+        if commit is None:
+            return True
+        limit = at + COMMIT_LOOK
+        markup = commit.match(buffer, at, min(length, limit), partial=True)
+        # As Opening._committed: markup cut by the look's end is no markup (the end of the look
+        # counts as the end of the text), once the look is whole or the text ended.
+        return markup is None or markup.partial and (final or length >= limit)
+
+    def refused_run(self, literal: str, buffer: str, at: int, final: bool) -> int:
+        """The end of the copies of literal standing back to back from buffer[at] that ``refuses`` calls prose.
+
+        at itself when the first copy is not prose for certain. The copies
+        after the first are taken where they stand, without the search for
+        the next literal, which would find each one there: no longer literal
+        starts with this one (else the search might find that one), and in a
+        stream a copy is taken only as far from the buffer's end as the
+        longest literal (nearer, the machine waits to see what grows there).
+        """
+        if not self.refuses(literal, buffer, at, final):
+            return at
+        size = len(literal)
+        end = at + size
+        if literal in self.extended:
+            return end
+        last = len(buffer) - (size if final else max(size, self.longest))
+        while end <= last and buffer.startswith(literal, end) and self.refuses(literal, buffer, end, final):
+            end += size
+        return end
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -132,9 +172,17 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         runs=None if own is None else run_shape(own, owners),
         commits=commits,
         first_looks=_first_looks(own, anywhere),
-        refusals={literal: any_opener(tuple(opener for _, opener in pairs))
-                  for literal, pairs in anywhere.items() if literal not in commits},
+        refusals={literal: (any_opener(tuple(opener for _, opener in pairs)), commits.get(literal))
+                  for literal, pairs in anywhere.items()},
+        extended=frozenset(item for item in literals if any(other != item and other.startswith(item) for other in literals)),
+        tokens={literal: pairs[0] for literal, pairs in anywhere.items() if _opened_by(pairs[0][1], literal)},
     )
+
+
+def _opened_by(opener: Opener, literal: str) -> bool:
+    """Whether the literal alone is a whole match of the opener (its regex's, and its automaton's verdict)."""
+    found = opener.compiled.match(literal, partial=True)
+    return found is not None and not found.partial and opener.automaton.scan().feed(literal)[0] == MATCHED
 
 
 def _first_looks(own: Format | None, anywhere: dict[str, list[Pair]]) -> dict[str, tuple[int, regex.Pattern]]:
@@ -165,4 +213,4 @@ def any_opener(openers: tuple[Opener, ...]) -> regex.Pattern:
     return regex.compile("|".join(f"(?:{opener.opening.regex})" for opener in openers))
 
 
-__all__ = ["REGEX_FIRST_LOOK", "Tables", "any_opener", "tables", "watched"]
+__all__ = ["COMMIT_LOOK", "REGEX_FIRST_LOOK", "Tables", "any_opener", "tables", "watched"]

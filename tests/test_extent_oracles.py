@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
+from templatestudio.formats import FORMATS
 from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent, value_extent
 
 
 def outside_strings(text: str, index: int):
@@ -125,7 +126,7 @@ def test_a_value_extent_ends_where_the_oracle_does_whole_and_in_chunks(extent, p
     stop = next((item for item in stops if expected is not None and text.startswith(item, expected)), "")
     known_at = None if expected is None else expected + len(stop)
     for sizes in (None, iter(cuts), iter(lambda: 1, None)):
-        found = ValueExtent(len(opener), head_units=units, stop_at=stops)
+        found = value_extent(len(opener), head_units=units, stop_at=stops)()
         if sizes is None:
             end = found.advance(text, 0, True)
         else:
@@ -135,3 +136,24 @@ def test_a_value_extent_ends_where_the_oracle_does_whole_and_in_chunks(extent, p
                 end = found.advance(text[:at], 0, at == len(text))
                 assert end is not None or known_at is None or at < known_at, (text, at, known_at)
         assert end == expected, (text, sizes is None, end, expected)
+
+
+def _may_begin_json(text: str) -> bool:
+    """Own oracle: whether a JSON value may start with text (only a bracket's start matters here)."""
+    if not text or text[0] not in "{[":
+        return False
+    rest = text[1:].lstrip(" \t\n\r")
+    return not rest or rest[0] in ('"}' if text[0] == "{" else '"{[]-0123456789tfn')
+
+
+def test_no_value_extent_head_or_stop_literal_begins_a_json_value():
+    """ValueExtent does not try the decoder where a head unit or stop literal stands: none may begin a value."""
+    seen = 0
+    for fmt in FORMATS.values():
+        for opener in fmt.openers:
+            extent = opener.extent()
+            if isinstance(extent, ValueExtent):
+                for literal in extent._heads:
+                    seen += 1
+                    assert not _may_begin_json(literal), (fmt.name, literal)
+    assert seen and _may_begin_json("[ 1") and not _may_begin_json("[TOOL_CALLS]")

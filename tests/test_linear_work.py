@@ -39,6 +39,7 @@ from templatestudio.engine import Machine
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import find_call_markers
 from templatestudio.resumable_match import MATCHED, MORE
+from templatestudio.watch_tables import REGEX_FIRST_LOOK
 
 # Issue 11's sizes for the cases it measured, read by the format they aim at
 # and by the leak survey; the registry-wide matrix (every format's reader,
@@ -215,3 +216,33 @@ def test_the_cases_cover_every_format_and_opener():
     assert covered == {*FORMATS, None}
     held = {start[:-1] for _, start in held_openings()}
     assert held, "no opening can be held open: the held cases test nothing"
+
+
+def _holds(opener, text: str) -> bool:
+    return opener.automaton.scan().feed(text)[0] == MORE
+
+
+@pytest.mark.parametrize("fmt", FORMATS.values(), ids=list(FORMATS))
+def test_an_opening_at_the_reply_start_is_looked_at_once_per_opener(fmt):
+    """A held opening at the reply's start costs what it costs after text, plus the start-only openers' reads.
+
+    At the reply's start the literal is decided twice: by the start's
+    Opening (start-only openers and the others at that literal), then, when
+    that says prose, by the anywhere Opening. The second takes the first's
+    verdicts on the openers both try; re-reading them doubled the cost of a
+    held opening at the end of the reply (functionary's ``<function=`` and a
+    run of spaces: read twice at close). Every start-only opener that holds
+    the text may read it once more, and a regex's first look at most
+    ``REGEX_FIRST_LOOK`` characters more.
+    """
+    n = 16_000
+    for opener in fmt.openers:
+        for char in "a_ \n":
+            if not _holds(opener, opener.literal + char * 64):
+                continue
+            text = opener.literal + char * n
+            extra = sum(_holds(other, opener.literal + char * 64) for other_fmt in FORMATS.values()
+                        for other in other_fmt.openers if other.start_only and other.literal == opener.literal)
+            for chunk in (256, None):
+                at_start, after_text = read(fmt, text, chunk), read(fmt, "Hi. " + text, chunk) - len("Hi. ")
+                assert at_start <= after_text + extra * len(text) + REGEX_FIRST_LOOK, (opener.literal, char, chunk, at_start, after_text)

@@ -120,3 +120,60 @@ def test_the_machine_asks_refuses_only_after_an_opening_decided_prose_there(name
             floods += 1
             break
     assert floods, f"no flood of {name}'s refusable literals was read"
+
+
+def _copy_by_copy(found: Tables, literal: str, buffer: str, at: int, final: bool) -> int:
+    """refused_run's oracle: the machine's own steps, one copy at a time.
+
+    The first copy is asked refuses; each next copy is prose when the
+    machine's search passes over it as text (no opener may follow it there)
+    or finds it and refuses says so; the run ends at anything else, and
+    where a stream would wait (nearer its end than the longest literal).
+    """
+    if not found.refuses(literal, buffer, at, final):
+        return at
+    end = at + len(literal)
+    while buffer.startswith(literal, end) and (final or len(buffer) - end >= found.longest):
+        match = found.literals.search(buffer, end)
+        passed_over = match is None or match.start() >= end + len(literal)
+        if not passed_over and (match.span() != (end, end + len(literal)) or not found.refuses(literal, buffer, end, final)):
+            break
+        end += len(literal)
+    return end
+
+
+@pytest.mark.parametrize("label,own", list(_machines()), ids=[label for label, _ in _machines()])
+def test_a_refused_run_ends_where_refusing_copy_by_copy_would(label, own):
+    """Every literal in the survey's tables (which hold every format's), each format's own in its machine's."""
+    found = tables(own, guard_of(None, own))
+    checked = 0
+    mine = found.refusals if own is None else {opener.literal for opener in own.openers} & set(found.refusals)
+    for literal in mine:
+        for follower in FOLLOWERS:
+            for copies in (1, 2, 5):
+                buffer = "said " + literal * copies + follower
+                for end in sorted({len(buffer) - 3, len(buffer) - 1, len(buffer)}):
+                    if end < len("said ") + len(literal):
+                        continue
+                    text, final = buffer[:end], end == len(buffer)
+                    expected = _copy_by_copy(found, literal, text, len("said "), final)
+                    if literal in found.extended:  # a longer literal starts with it: one copy at a time
+                        expected = min(expected, len("said ") + len(literal))
+                    assert found.refused_run(literal, text, len("said "), final) == expected, (label, literal, text[:80])
+                    checked += expected > len("said ")
+    assert checked or own is not None, "no copy of any literal was refused: the check above checked nothing"
+
+
+@pytest.mark.parametrize("label,own", list(_machines()), ids=[label for label, _ in _machines()])
+def test_a_token_literal_is_opened_as_an_opening_would_open_it(label, own):
+    """``Tables.tokens``: the machine opens the region at such a literal without an Opening; one would open it too."""
+    found = tables(own, guard_of(None, own))
+    for literal, pair in found.tokens.items():
+        for follower in FOLLOWERS:
+            buffer = "said " + literal + follower
+            for end in sorted({len("said ") + len(literal), len(buffer)}):
+                for final in (False, True):
+                    opening = Opening(found.anywhere[literal], len("said "), False, found.commits.get(literal),
+                                      found.first_looks.get(literal), own)
+                    decision, _ = opening.decide(buffer[:end], final)
+                    assert (decision, opening.chosen) == (Decision.OPENS, pair), (label, literal, buffer[:end][:80])

@@ -35,7 +35,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.optional_closer import ThenOptionalCloser, only_closer_after
 from templatestudio.wire.jsonbody import call_from, decode_at, skip_space
 from templatestudio.resumable_match import either, literal
@@ -91,7 +91,8 @@ _OBJECT = either(literal("{"), literal("["))
 
 def _extent(skip: int):
     # The <|message_sep|> that ends GigaChat 3's call turn belongs to the call.
-    return lambda: ThenOptionalCloser(ValueExtent(skip), MESSAGE_SEP)
+    make = value_extent(skip)
+    return lambda: ThenOptionalCloser(make(), MESSAGE_SEP)
 
 OPENERS = (
     Opener(FUNCTION_CALL, opener_pattern(FUNCTION_CALL, SPACES, _OBJECT), _extent(len(FUNCTION_CALL))),

@@ -96,6 +96,7 @@ from templatestudio.wire.base import (
     Found, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.token_extent import TokenExtent
 from templatestudio.wire.jsonbody import decode_whole
 from templatestudio.resumable_match import chars, either, literal, run
 from templatestudio.wire.shape import Call, HandWritten, JsonObject, Reasoning, WireShape
@@ -251,7 +252,7 @@ FRAMING = (
     Opener(CHANNEL, opener_pattern(CHANNEL, _FRAMED, literal(MESSAGE)), lambda: TagExtent(len(CHANNEL), MESSAGE),
            cut_after=_NEVER),
     Opener(BOUNDARY, opener_pattern(BOUNDARY, _NEXT_HEADER), lambda: Boundary(BOUNDARY, " " + TO), cut_after=_NEVER),
-    Opener(RETURN, literal(RETURN), lambda: TagExtent(0, RETURN)),
+    Opener(RETURN, literal(RETURN), TokenExtent(RETURN)),
 )
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})

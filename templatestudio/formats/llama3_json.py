@@ -36,7 +36,7 @@ from templatestudio.wire.base import (
     Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.bare_json import LLAMA3_OPENING
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.jsonbody import call_from, decode_whole, looks_like_schema, skip_space
 from templatestudio.resumable_match import chars, either, literal, run, sequence
 from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
@@ -113,13 +113,13 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
 
 
 OPENERS = (
-    Opener("{", LLAMA3_OPENING, lambda: ValueExtent(0), cut_after=3),
+    Opener("{", LLAMA3_OPENING, value_extent(0), cut_after=3),
     # After the tag: JSON, or a built-in call such as brave_search.call( — not a word of prose.
     # Llama writes the built-in's name right after the tag; a space there is prose
     # ("writes <|python_tag|> first."), so a reply ending on such a word is no cut call.
     Opener(TAG, opener_pattern(TAG, either(sequence(SPACES, literal("{")),
                                            sequence(chars(r"[A-Za-z_]"), run(chars(r"\w")), literal(".call(")))),
-           lambda: ValueExtent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
+           value_extent(len(TAG), stop_at=("<|eom_id|>", "<|eot_id|>"))),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "parameters": {"base": "EUR", "quote": "JPY"}}'

@@ -35,7 +35,7 @@ from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.resumable_match import chars, either, sequence
 from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
@@ -134,7 +134,7 @@ OPENER = Opener(
             _NAME_CHAR,  # a name right after the token: a call, readable or not
         ),
     ),
-    lambda: ValueExtent(len(MARKER), head_units=(ARGS, CALL_ID), stop_at=(MARKER, "</s>")),
+    value_extent(len(MARKER), head_units=(ARGS, CALL_ID), stop_at=(MARKER, "</s>")),
 )
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ARGS = '{"base": "EUR", "quote": "JPY"}'

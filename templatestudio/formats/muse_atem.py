@@ -55,6 +55,7 @@ from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.token_extent import TokenExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, HandWritten, Invoke, Reasoning, WireShape, XmlParameters
 from templatestudio.wire.xml_params import read_invoke, xml_limits
@@ -178,8 +179,8 @@ OPENERS = (
     FRAMED_CALL_OPENER,
     # The next message's start is framing only before a header of this wire (harmony writes the same token).
     Opener(START, opener_pattern(START, literal(TO), run(chars(_RECIPIENT), at_least=1), literal(MESSAGE)),
-           lambda: TagExtent(0, START), cut_after=_NEVER),
-    *(Opener(item, literal(item), lambda item=item: TagExtent(0, item), cut_after=_NEVER) for item in (EOM, EOT)),
+           TokenExtent(START), cut_after=_NEVER),
+    *(Opener(item, literal(item), TokenExtent(item), cut_after=_NEVER) for item in (EOM, EOT)),
 )
 
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})

@@ -47,7 +47,7 @@ import re
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import Found, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.jsonbody import call_from, decode_whole
 from templatestudio.wire.shape import Call, JsonArguments, NameKey, WireShape
 
@@ -110,7 +110,7 @@ def _object_then_name_first(value: object) -> bool:
     return False
 
 
-OPENER = Opener("{", ARGUMENTS_OPENING, lambda: ValueExtent(0), cut_after=3)
+OPENER = Opener("{", ARGUMENTS_OPENING, value_extent(0), cut_after=3)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
 

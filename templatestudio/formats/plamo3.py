@@ -43,6 +43,7 @@ from templatestudio.wire.base import (
     SPACES, CallSyntaxError, Found, Format, NearMiss, Opener, Sample, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.token_extent import TokenExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.sections import expect, json_object_at, read_section
 from templatestudio.wire.shape import NEVER, Call, JsonObject, NameBetween, Reasoning, Section, WireShape
@@ -111,7 +112,7 @@ OPENER = Opener(
     opener_pattern(SECTION, sequence(SPACES, either(literal(CALL), literal(NAME), literal(SECTION_END)))),
     lambda: TagExtent(len(SECTION), SECTION_END, "json"),
 )
-EOT_OPENER = Opener(EOT, literal(EOT), lambda: TagExtent(0, EOT), cut_after=NEVER)
+EOT_OPENER = Opener(EOT, literal(EOT), TokenExtent(EOT), cut_after=NEVER)
 
 _ARGS = '{"city": "東京", "days": 3}'
 _ONE = f"{CALL}{NAME}weather{_NAME_CLOSE}{_ARGUMENTS}{_ARGS}{ARGUMENTS_END}{CALL_END}"

@@ -20,7 +20,7 @@ import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import FoundCalls
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import ValueExtent, value_plan
 from templatestudio.wire.python_literals import CONNECTORS, IDENTIFIER, WORDS
 
 # The fast path: a list of calls whose values are all plain scalars (strings
@@ -134,6 +134,9 @@ def fast_calls(text: str, start: int, length: int | None = None) -> tuple[list[C
 _READ_EVERY = 4096
 
 
+_LIST_PLAN = value_plan(quotes="python", brackets="[](){}")
+
+
 class ListExtent(ValueExtent):
     """The bare list's extent: the bracket scan of ``ValueExtent``, reading plain calls as it goes.
 
@@ -148,7 +151,7 @@ class ListExtent(ValueExtent):
     """
 
     def __init__(self) -> None:
-        super().__init__(0, quotes="python", brackets="[](){}")
+        super().__init__(0, _LIST_PLAN)
         self._tried = False
         self._calls: list[ParsedToolCall] | None = []  # None: not a list of plain calls
         self._cut = 1  # offset from the region's start just past the last ")" read (at first, the "[")

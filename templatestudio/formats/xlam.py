@@ -28,7 +28,7 @@ from __future__ import annotations
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import Found, SPACES, Format, NearMiss, Opener, Sample
 from templatestudio.wire.bare_json import ARGUMENTS_OPENING
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.jsonbody import calls_from, decode_whole
 from templatestudio.resumable_match import literal, sequence
 from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
@@ -63,7 +63,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     return region_spans(calls_from(payload, numbered=True), len(region))
 
 
-OPENER = Opener("[", sequence(literal("["), SPACES, ARGUMENTS_OPENING), lambda: ValueExtent(0), cut_after=4)
+OPENER = Opener("[", sequence(literal("["), SPACES, ARGUMENTS_OPENING), value_extent(0), cut_after=4)
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
 

@@ -38,6 +38,7 @@ response-template dicts, which stay hand-written beside the declaration.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 
@@ -171,7 +172,7 @@ class WireShape:
             keys += [*self.arguments.keys, *self.arguments.extras, *(key for key, _ in self.arguments.written_extras)]
         return tuple(dict.fromkeys(keys))
 
-    @property
+    @functools.cached_property  # (a flood of malformed calls asks it per copy: openings.Opening._committed)
     def inner_literals(self) -> tuple[str, ...]:
         """The markup literals written inside a call, neither a marker nor a closer.
 

@@ -20,7 +20,7 @@ from templatestudio.wire.arguments import JsonArguments, JsonObject, NameBetween
 from templatestudio.wire.base import Opener
 from templatestudio.wire.envelope import ShapeError
 from templatestudio.wire.extents import TagExtent
-from templatestudio.wire.value_extent import ValueExtent
+from templatestudio.wire.value_extent import value_extent
 
 # ``wire`` below is a ``wire.shape.WireShape``; the name is not imported, as
 # shape.py imports this module (its methods are the way in).
@@ -53,7 +53,7 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     call, close, name = wire.call, wire.call.close, wire.name
     refused = tuple(item for item, _ in call.refused)
     skip, optional = len(call.open), wire.closer_optional
-    extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else (lambda: ValueExtent(skip))
+    extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else value_extent(skip)
     if found == "named json":
         pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close)
     elif found == "own values":

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 from templatestudio.wire.base import Extent, FoundJSON
 from templatestudio.wire.json_scan import (
@@ -51,39 +53,56 @@ def _head_pairs(units: tuple[str, ...], stops: tuple[str, ...]) -> tuple[tuple[s
     return tuple(("unit", unit) for unit in units) + tuple(("stop", stop) for stop in stops)
 
 
-class ValueExtent(Extent):
-    """Ends just past the bracketed value that follows the opener.
+class ValuePlan(NamedTuple):
+    """What a ``ValueExtent`` looks up that depends only on its arguments (``value_extent``'s): built once."""
+
+    quotes: str  # the quote characters that open a string
+    json: bool
+    opening: str  # the opening brackets
+    heads: tuple[str, ...]  # the head units and stop literals
+    head_pairs: tuple[tuple[str, str], ...]  # ``_head_pairs``
+    inside: re.Pattern
+    head: re.Pattern
+    cross: re.Pattern
+    ending: re.Pattern
+
+
+def value_extent(skip: int, *, quotes: str = "json", brackets: str = "[]{}", head_units: tuple[str, ...] = (),
+                 stop_at: tuple[str, ...] = ()) -> Callable[[], ValueExtent]:
+    """An opener's extent factory: each call makes a ``ValueExtent`` with these arguments.
 
     skip: characters to pass over first (the opener's literal); quotes:
     "json" (``"`` strings) or "python" (``'`` and ``"`` strings); brackets:
     the pairs that nest. Before the value opens, head_units are passed over
     whole (Mistral's ``[ARGS]`` is not a bracket), and a stop_at literal
     ends the region just before it (the next call's marker). Quotes before
-    the value opens are ordinary characters.
+    the value opens are ordinary characters. What depends only on these is
+    built here, once: a region is opened per call, and per copy of a flood
+    of its marker (a flood of ``[TOOL_CALLS]`` paid 1 us a copy to build it).
     """
+    return functools.partial(ValueExtent, skip, value_plan(quotes, brackets, head_units, stop_at))
 
-    def __init__(
-        self,
-        skip: int,
-        *,
-        quotes: str = "json",
-        brackets: str = "[]{}",
-        head_units: tuple[str, ...] = (),
-        stop_at: tuple[str, ...] = (),
-    ) -> None:
+
+def value_plan(quotes: str = "json", brackets: str = "[]{}", head_units: tuple[str, ...] = (),
+               stop_at: tuple[str, ...] = ()) -> ValuePlan:
+    """The ``ValuePlan`` of ``value_extent``'s arguments (for an extent class built on ``ValueExtent``)."""
+    delimiters = "\"'" if quotes == "python" else '"'
+    return ValuePlan(delimiters, quotes != "python", brackets[0::2], head_units + stop_at,
+                     _head_pairs(head_units, stop_at), *_value_patterns(brackets, delimiters, head_units + stop_at),
+                     _ending(brackets, stop_at))
+
+
+class ValueExtent(Extent):
+    """Ends just past the bracketed value that follows the opener (made by ``value_extent``, which says how)."""
+
+    def __init__(self, skip: int, plan: ValuePlan) -> None:
         self.position = skip
         self._skip = skip
         self.depth = 0
         self.quote: str | None = None
         self.examined = 0
-        self._quotes = "\"'" if quotes == "python" else '"'
-        self._json = quotes != "python"
-        self._opening = brackets[0::2]
-        self._units = head_units
-        self._stops = stop_at
-        self._head_units = _head_pairs(head_units, stop_at)
-        self._inside, self._head, self._cross = _value_patterns(brackets, self._quotes, head_units + stop_at)
-        self._ending = _ending(brackets, stop_at)
+        (self._quotes, self._json, self._opening, self._heads, self._head_units, self._inside, self._head,
+         self._cross, self._ending) = plan
         self._quiet_to = skip  # region offset from which the next look for an ending character starts
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
@@ -122,7 +141,9 @@ class ValueExtent(Extent):
                 return None
         if self.position == self._skip and self._json and not self.depth and self.quote is None:
             at = start + self._skip
-            if (at < len(buffer) and buffer[at] in "{[" and not any(buffer.startswith(u, at) for u in self._units)
+            # A head unit or a stop literal is no JSON value (none starts like one: tests/test_extent_oracles.py),
+            # so the decoder is not tried there (a flood of [TOOL_CALLS] tried it per copy).
+            if (at < len(buffer) and buffer[at] in "{[" and not buffer.startswith(self._heads, at)
                     and may_close(buffer, at)):
                 found = json_value_at(buffer, at)
                 if found is not None:  # a whole value: its end is where the bracket count closes
