@@ -15,12 +15,10 @@ How it reads, left to right:
   start (``Reasoning.ends_at_call``; ``reasoning_blocks`` says how, and
   what a stream holds until it knows).
 - Elsewhere it looks for the literal of any opener of its own format and
-  of every format it guards against (``guard``: by default the registry).
-  At a literal, each opener's pattern decides whether a call opens there
-  or the literal is prose ("Qwen wraps calls in <tool_call> tags"): see
-  ``templatestudio.watch_tables`` (what is watched),
-  ``templatestudio.openings`` (the decision) and
-  ``templatestudio.call_steps`` (the machine's steps at a call).
+  of every format it guards against (``guard``: by default the registry);
+  there the openers' patterns decide whether a call opens or the literal
+  is prose ("Qwen wraps calls in <tool_call> tags"): ``watch_tables`` (what
+  is watched), ``openings`` (the decision), ``call_steps`` (the steps).
 - An opened call is a region; the opener's extent finds its end and the
   format's strict reader reads it (``templatestudio.regions``). The
   reader may return calls, say the region is not a call after all (then
@@ -34,14 +32,12 @@ How it reads, left to right:
   default); otherwise the calls that closed before the cut are events and
   the cut call is one ``CutToolCall`` (``regions.cut_events``).
 
-Work is linear: each character is searched, scanned by an opening
-automaton or crossed by an extent a bounded number of times, which
-``examined`` counts (but for a call opening held at a line start inside
-a block that may end at a call while its whitespace is still arriving:
-it is read again at each feed until it is decided). Not handled:
-reasoning that is not at the start of the reply (a later ``<think>`` is
-text), calls inside a closed reasoning block (they are reasoning text,
-never events), and calls in a format outside the guard (they are text).
+Work is linear: each character is searched, scanned or crossed a bounded
+number of times, which ``examined`` counts (a call opening held at a line
+start in a block that may end at a call is read again per feed until it
+is decided). Not handled: reasoning after the reply's start (a later
+``<think>`` is text), calls inside a closed reasoning block (reasoning
+text, never events), calls in a format outside the guard (text).
 """
 
 from __future__ import annotations
@@ -115,13 +111,10 @@ class Machine(CallSteps, StartSteps):
         self._base = 0  # reply offset of _buffer[0]
         self._mode = REASON if self._blocks.opened else START
         self._opening: Opening | None = None  # the decision at a literal, in DECIDE
-        # (reply offset, Opening): the reply start's Opening that found its literal prose; the
-        # Opening at that literal's anywhere openers takes its verdicts (see ``Opening``'s after).
+        # (reply offset, the reply start's Opening that found its literal prose): see Opening's after.
         self._start_prose: tuple[int, Opening] | None = None
-        # The literals an Opening decided were prose, where Tables.refuses can settle them:
-        # their next copies are asked refuses first (a flood, or two literals in turn),
-        # any other literal goes straight to an Opening (at a literal a call mostly opens,
-        # and refuses' look would be paid twice: 1.8 us per llama3-json call).
+        # Literals an Opening called prose: their next copies go to Tables.refused_run first (a flood);
+        # any other literal goes straight to an Opening (a call mostly opens there: 1.8 us a call saved).
         self._prose: set[str] = set()
         self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
         self._out = Outbox()  # what the next feed or close returns
@@ -316,9 +309,8 @@ class Machine(CallSteps, StartSteps):
             if past == begin:
                 self._prose.discard(literal)  # an opener may match here: the Opening decides, and says again if prose
                 break
-            # Prose, as an Opening would decide, and so are the copies right after it: each looked
-            # at once more (the look), the ones after the first crossed too. The search goes on past
-            # them, so a flood of the literal is one text delta, not one per copy.
+            # Prose, as an Opening would decide, and so are the copies right after it (each looked at
+            # once more, and crossed): a flood of the literal is one text delta, not one per copy.
             self._examined += (past - begin) // len(literal) + past - end
             at = past
         self._emit(TextDelta, begin)
@@ -338,12 +330,8 @@ class Machine(CallSteps, StartSteps):
             self._examined += len(literal)
             return self._open_region(*token, begin)
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
-        after = None
-        if self._start_prose is not None:
-            offset, after = self._start_prose
-            self._start_prose = None
-            if offset != self._base + begin:
-                after = None
+        start, self._start_prose = self._start_prose, None
+        after = start[1] if start is not None and start[0] == self._base + begin else None
         self._opening = Opening(pairs, begin, False, commit, first_look, self.format, after)
         self._mode = DECIDE
         return True
