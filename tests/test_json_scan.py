@@ -25,6 +25,7 @@ from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS
 from templatestudio.stream import ToolCallStream
 from templatestudio.wire.json_scan import escape_resume_point, json_string_end, json_value_at
+from templatestudio.wire.jsonbody import skip_space
 
 # Quotes and backslashes in runs (a run of seven counts as one draw, so long runs are common).
 PIECES = st.sampled_from(['"', "\\", "\\\\", "\\" * 3, "\\" * 5, "\\" * 6, "\\" * 7, "\\" * 12, "a", "é", "｜", "\n"])
@@ -125,3 +126,12 @@ def test_a_value_at_a_bracket_is_what_the_decoder_reads_there(text, window):
     for index, char in enumerate(text):
         if char in "{[":
             assert json_value_at(text, index, window) == decoded_or_none(text, index), (text, index)
+
+
+@given(st.text(alphabet=" \t\n\r\x0b\x0c\u00a0\u2028x{", max_size=40), st.integers(min_value=0, max_value=45))
+def test_skip_space_skips_json_whitespace_only(text, index):
+    """skip_space against its definition: JSON's four whitespace characters, none other (not \\v, NBSP, U+2028)."""
+    expected = index
+    while expected < len(text) and text[expected] in " \t\n\r":
+        expected += 1
+    assert skip_space(text, index) == expected

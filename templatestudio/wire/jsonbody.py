@@ -13,15 +13,17 @@ import json
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.wire.base import JSON_SPACE, CallSyntaxError, Found, FoundJSON
+from templatestudio.wire.json_scan import SPACE
 
 _DECODER = json.JSONDecoder()
 
 
 def skip_space(text: str, index: int) -> int:
     """The first index at or after index that is not JSON whitespace."""
-    length = len(text)
-    while index < length and text[index] in JSON_SPACE:
-        index += 1
+    if index < len(text) and text[index] in JSON_SPACE:
+        # A run is crossed by the regex at C speed: a call cut after 256 KB of
+        # spaces took 27 ms here one character at a time (Inkling's close).
+        return SPACE.match(text, index).end()
     return index
 
 
