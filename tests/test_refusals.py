@@ -1,7 +1,10 @@
 """A literal the machine settles as prose without an ``Opening`` (``Tables.refuses``) is one an Opening calls prose.
 
-``Tables.refuses`` is a shortcut: one look with every opener of a literal,
-no decision object. It must never say "prose" where the decision would say
+``Tables.refuses`` is a shortcut: one look with every opener of a literal
+(and one with its commitment, where it has one), no decision object; the
+copies of a flood after it are taken where they stand (``refused_run``),
+and a literal that alone matches its first opener opens a region at once
+(``Tables.tokens``). None may say "prose" (or "opens") where the decision would say
 anything else, so for every literal of every machine's tables (each
 format's own, and the survey's), followed by every other format's written
 calls, samples and near misses, a refusal is checked against what a fresh
