@@ -8,7 +8,9 @@ strings hold too, so unlike ``TagExtent`` it cannot stop at the first
 closer it sees; but it cannot end before a closing bracket (or a stop
 literal) arrives, so a stream's chunks wait for one with a single search,
 and the scan then crosses all the text since it stopped, resumably, with
-compiled regexes.
+compiled regexes. A stream's JSON list is read item by item as the scan
+passes each item's end (``wire.list_items``), and handed to the reader
+whole: its last ``]`` costs the last batch, not the list.
 
 Not handled: strings in triple quotes; comments inside JSON.
 """
@@ -21,6 +23,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from templatestudio.wire.base import Extent, FoundJSON
+from templatestudio.wire.list_items import READ_EVERY, ListItems
 from templatestudio.wire.json_scan import (
     PYTHON_STRING_BODY, escape_resume_point, json_string_end, json_value_at, may_close,
 )
@@ -104,6 +107,7 @@ class ValueExtent(Extent):
         (self._quotes, self._json, self._opening, self._heads, self._head_units, self._inside, self._head,
          self._cross, self._ending) = plan
         self._quiet_to = skip  # region offset from which the next look for an ending character starts
+        self._items: ListItems | None = None  # a stream's JSON list: its items, read as they arrive
 
     def _string_end(self, buffer: str, position: int) -> tuple[int, bool]:
         """(index, closed): just past the string, or where to resume while it is open."""
@@ -202,6 +206,8 @@ class ValueExtent(Extent):
                     position = after
                     if kind == "open":
                         self.depth = 1
+                        if self._json and not final and buffer[found.start()] == "[":
+                            self._items = ListItems(after - start)
                     continue
                 if self._json:
                     # Text and whole strings are crossed in one C-speed match, up
@@ -231,7 +237,14 @@ class ValueExtent(Extent):
                 else:
                     self.depth -= 1
                     if self.depth == 0:
+                        items = self._items
+                        if items is not None and items.read(buffer, start, position - 1 - start, last=True):
+                            self.found = FoundJSON(items.at - 1, items.values, position - start)
                         return position
+                    if self.depth == 1 and self._items is not None \
+                            and position - start - self._items.read_to >= READ_EVERY:
+                        if not self._items.read(buffer, start, position - start):
+                            self._items = None
         finally:
             # The next look starts where the scan stopped: a stop literal or a string
             # cut at the buffer's end is still being read there.
