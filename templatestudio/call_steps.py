@@ -73,8 +73,10 @@ class CallSteps:
             self._start_prose = (self._base + opening.anchor, opening)
         else:  # prose: the literal is text
             literal = opening.pairs[0][1].literal
-            if decision is PROSE and literal in self._tables.refusals:  # (a malformed call's is not prose for certain)
-                self._prose.add(literal)  # its next copies are asked Tables.refuses first (engine.Machine._text)
+            if decision is PROSE:  # (a malformed call's is not prose for certain)
+                # Its next copies are asked Tables.refuses first (engine.Machine._text); every
+                # literal an anywhere Opening decides has its refusal there.
+                self._prose.add(literal)
             self._examined += len(literal)
             self._emit(TextDelta, self._at + len(literal))
         return True

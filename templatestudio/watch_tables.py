@@ -67,10 +67,9 @@ class Tables:
         look, in one pattern, over the same window), and where the literal
         has a commitment, no markup of its format follows it either (the
         commitment's look, over the same window ``Opening`` gives it, and
-        decided as it decides). Settled by one or two looks
-        and no ``Opening``: a flood of ``to=``, ``[TOOL_CALLS]`` or
-        ``<function=`` that nothing follows cost a decision per copy, three
-        times this.
+        decided as it decides). Settled by one or two looks and no
+        ``Opening``: a flood of ``to=``, ``[TOOL_CALLS]`` or ``<function=``
+        that nothing follows cost a decision per copy, three times this.
         """
         found = self.refusals.get(literal)
         if found is None:
