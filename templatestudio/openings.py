@@ -22,7 +22,7 @@ import regex
 
 from templatestudio.literal_search import Pair
 from templatestudio.resumable_match import MATCHED, MORE, Scan
-from templatestudio.watch_tables import COMMIT_LOOK, REGEX_FIRST_LOOK
+from templatestudio.watch_tables import REGEX_FIRST_LOOK, markup_after
 from templatestudio.wire.base import Format, Opener
 
 # Held text this short past an opener's literal goes to the automaton at once (see Opening.decide).
@@ -201,15 +201,10 @@ class Opening:
         return False
 
     def _committed(self, buffer: str, final: bool, work: int) -> tuple[Decision, int]:
-        """No opener matched: MALFORMED where the format's markup follows the literal, else PROSE.
-
-        The look ends COMMIT_LOOK characters past the literal whatever the
-        chunking (the end of that window counts as the end of the text), so
-        a stream decides as the whole text does.
-        """
+        """No opener matched: MALFORMED where the format's markup follows the literal, else PROSE
+        (``watch_tables.markup_after`` looks, over a window that does not depend on the chunking)."""
         anchor = self.anchor
-        limit = anchor + COMMIT_LOOK
-        found = self.commit.match(buffer, anchor, min(len(buffer), limit), partial=True)
+        found, settled = markup_after(self.commit, buffer, anchor, final)
         work += (found.end() if found is not None else anchor + 1) - anchor
         if found is None:
             return Decision.PROSE, work
@@ -218,9 +213,7 @@ class Opening:
             self.chosen = next(((fmt, opener) for fmt, opener in self.pairs if fmt.wire is not None
                                 and any(inner.endswith(item) for item in fmt.wire.inner_literals)), self.pairs[0])
             return Decision.MALFORMED, work
-        if final or len(buffer) >= limit:
-            return Decision.PROSE, work
-        return Decision.WAITS, work
+        return (Decision.PROSE if settled else Decision.WAITS), work
 
 
 __all__ = ["Candidate", "Decision", "Opening", "SHORT_HOLD"]

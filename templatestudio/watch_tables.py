@@ -36,6 +36,21 @@ REGEX_FIRST_LOOK = 512
 COMMIT_LOOK = REGEX_FIRST_LOOK
 
 
+def markup_after(commit: regex.Pattern, buffer: str, at: int, final: bool) -> tuple[regex.Match | None, bool]:
+    """The commitment's look past the literal at buffer[at]: (what it matched, whether that is settled).
+
+    The look ends COMMIT_LOOK characters past the literal whatever the
+    chunking: the end of that window counts as the end of the text, so a
+    stream decides as the whole text does. The markup is whole when the
+    match is not partial; a partial match (or none) is no markup once it is
+    settled: the look is whole or the text ended. ``Opening._committed``
+    and ``Tables.refuses`` both decide by this.
+    """
+    limit = at + COMMIT_LOOK
+    found = commit.match(buffer, at, min(len(buffer), limit), partial=True)
+    return found, found is None or not found.partial or final or len(buffer) >= limit
+
+
 @dataclass(frozen=True)
 class Tables:
     """What a machine for one format and guard looks up, built once by ``tables``."""
@@ -80,11 +95,8 @@ class Tables:
             return False
         if commit is None:
             return True
-        limit = at + COMMIT_LOOK
-        markup = commit.match(buffer, at, min(length, limit), partial=True)
-        # As Opening._committed: markup cut by the look's end is no markup (the end of the look
-        # counts as the end of the text), once the look is whole or the text ended.
-        return markup is None or markup.partial and (final or length >= limit)
+        markup, settled = markup_after(commit, buffer, at, final)
+        return markup is None or markup.partial and settled
 
     def refused_run(self, literal: str, buffer: str, at: int, final: bool) -> int:
         """The end of the copies of literal standing back to back from buffer[at] that ``refuses`` calls prose.
@@ -212,4 +224,4 @@ def any_opener(openers: tuple[Opener, ...]) -> regex.Pattern:
     return regex.compile("|".join(f"(?:{opener.opening.regex})" for opener in openers))
 
 
-__all__ = ["COMMIT_LOOK", "REGEX_FIRST_LOOK", "Tables", "any_opener", "tables", "watched"]
+__all__ = ["COMMIT_LOOK", "REGEX_FIRST_LOOK", "Tables", "any_opener", "markup_after", "tables", "watched"]
