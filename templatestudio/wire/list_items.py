@@ -6,11 +6,11 @@ whole at that point, a stream's last token would pay for decoding the whole
 list (6 ms for 3,000 small calls, a quarter of the last stretch of a 256 KB
 reply). ``ValueExtent`` hands this class the boundaries its bracket scan
 already finds (just past an item's closing bracket, at depth one), and the
-items up to each boundary are decoded by ``json.JSONDecoder.raw_decode`` in
-batches; at the list's ``]`` the last ones are, and the extent hands the
-list to the reader as a ``FoundJSON``. Decoding items one by one gives the
-value ``json.loads`` gives the whole list: JSON items are decoded alike
-wherever they stand.
+items up to each boundary are decoded in batches, each by one
+``json.loads`` of ``[`` + their text + ``]``; at the list's ``]`` the last
+ones are, and the extent hands the list to the reader as a ``FoundJSON``.
+Decoding the items batch by batch gives the value ``json.loads`` gives the
+whole list: JSON items are decoded alike wherever they stand.
 
 Not handled here (the reader decodes the region and says what is wrong):
 anything but ``[`` space ``item`` (``,`` ``item``)* space ``]``. The first
