@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 
-from templatestudio.wire.json_scan import SPACE
+from templatestudio.wire.jsonbody import skip_space
 
 # Items are read in batches of at least this many characters: a look per
 # item boundary would cost more than the decoding when items are small.
@@ -57,7 +57,7 @@ class ListItems:
         position = start + self.read_to
         after_item = bool(self.values)
         if after_item:
-            position = SPACE.match(buffer, position).end()
+            position = skip_space(buffer, position)
             if position == end and last:  # nothing after the last item read
                 return True
             if buffer[position] != ",":
