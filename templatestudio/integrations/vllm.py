@@ -37,8 +37,15 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   (``CallShape.id_length``: Mistral's nine) gets that many letters and
   digits; otherwise vLLM's own ``chatcmpl-tool-…`` ids.
 - Requests with ``tool_choice`` "none", or without tools, pass the text
-  through untouched; for "required" or a named tool vLLM constrains the
-  output to JSON and reads it itself.
+  through untouched.
+- Strict tool calling: for "required", a named tool, and "auto" under
+  ``--tool-strict-level``, ``get_structural_tag`` hands vLLM an xgrammar
+  structural tag built from the format's declared wire shape and the
+  request's tools (``served_grammar``), so the model writes calls in its
+  own format; the reply is read like any other. For a format the grammar
+  cannot express (``wire.structural_tag.refusal``, logged once at start-up)
+  or with ``VLLM_ENFORCE_STRICT_TOOL_CALLING=0``, vLLM constrains
+  "required" and named choices to its own JSON and reads them itself.
 
 Not handled: a ``--chat-template`` override or a template sent with the
 request (the parser sees only the tokenizer's template).
@@ -65,8 +72,11 @@ from vllm.entrypoints.generate.base.protocol import (  # noqa: E402
     FunctionCall,
     ToolCall,
 )
+from vllm import envs  # noqa: E402
 from vllm.renderers.chat_utils import make_tool_call_id  # noqa: E402
 from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
+from vllm.tool_parsers.tool_strict_level import ToolStrictLevel  # noqa: E402
+from xgrammar import StructuralTag  # noqa: E402
 
 from templatestudio.calls import UnparsedToolCall  # noqa: E402
 from templatestudio.formats import FORMATS  # noqa: E402
@@ -77,15 +87,19 @@ from templatestudio.integrations.served import (  # noqa: E402
     ReplyStream,
     detect_served_format,
     leak,
+    logger,
     named_served_format,
     read_reply,
     request_tools,
     strict_from_environment,
 )
+from templatestudio.integrations.served_grammar import grammar_refusal, request_grammar  # noqa: E402
 
 __all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser", "named_parser", "parser_names"]
 
 PARSER_NAME = "templatestudio"
+# vLLM builds a parser per request: the formats whose missing structural tag the log has told of.
+_TOLD_NO_TAG: set[str] = set()
 _ID_CHARACTERS = string.ascii_letters + string.digits
 
 
@@ -106,12 +120,26 @@ class TemplateStudioToolParser(ToolParser):
     # vLLM sets this to True on its tool parser when no --reasoning-parser is configured: the
     # reasoning is then still in the text this parser reads (see read_reply's reasoning_taken).
     skip_reasoning_parsing = False
+    # Any name but None makes vLLM ask get_structural_tag (ours builds the tag from the format's
+    # wire shape; xgrammar's builtin tags are never looked up under this name), and, while
+    # VLLM_ENFORCE_STRICT_TOOL_CALLING is on, read "required" and named choices through
+    # extract_tool_calls instead of as its own JSON list (supports_required_and_named).
+    structural_tag_model = PARSER_NAME
 
     def __init__(self, tokenizer, tools=None) -> None:
         super().__init__(tokenizer, tools)
         self.detected = self.detect(tokenizer)
         self.format = self.detected.format
         self.strict = strict_from_environment()
+        why = grammar_refusal(self.format)
+        if why is not None or not envs.VLLM_ENFORCE_STRICT_TOOL_CALLING:
+            # No tag for this format: vLLM's own behaviour (its JSON list for "required").
+            self.structural_tag_model = None
+            self.supports_required_and_named = True
+            if why is not None and self.format.name not in _TOLD_NO_TAG:
+                _TOLD_NO_TAG.add(self.format.name)
+                logger.info("templatestudio: no structural tag for %s (%s): tool_choice 'required' and "
+                            "named tools keep vLLM's JSON", self.format.name, why)
         # vLLM builds a parser per request, but nothing promises it: streams are keyed by request.
         self._streams: dict[object, ReplyStream] = {}
         self._last_stream: object = None
@@ -120,6 +148,12 @@ class TemplateStudioToolParser(ToolParser):
     def detect(cls, tokenizer) -> DetectedFormat:
         """The served format: probed from the template (``templatestudio-NAME`` parsers name it)."""
         return detect_served_format(tokenizer)
+
+    def get_structural_tag(self, request, *, reasoning: bool = False,
+                           strict_level: ToolStrictLevel = ToolStrictLevel.AUTO):
+        """The request's structural tag in the served format (``served_grammar``), or None."""
+        tag = request_grammar(self.format, request, every_argument=strict_level >= ToolStrictLevel.PARAMETER)
+        return None if tag is None else StructuralTag.model_validate(tag)
 
     def adjust_request(self, request):
         request = super().adjust_request(request)

@@ -1,0 +1,138 @@
+"""wire.structural_tag and integrations.served_grammar without xgrammar: the inputs each refuses, and why.
+
+What the grammars accept and what the reader makes of it is tested against
+xgrammar itself in the vLLM environment (tests/vllm/test_structural_tags.py).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from templatestudio.formats import FORMATS
+from templatestudio.integrations.served_grammar import grammar_refusal, named_tool, request_grammar
+from templatestudio.wire.structural_tag import (
+    INTEGER_BOUNDS, NUMBER_BOUNDS, NoGrammar, finite, markup, refusal, structural_tag,
+)
+
+HERMES = FORMATS["hermes"].wire
+TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {
+    "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"tools": [TOOL], "mode": "sometimes"}, "mode must be 'required' or 'auto', not 'sometimes'"),
+    ({"tools": []}, "the request has no tools to call"),
+    ({"tools": [TOOL], "only": "get_time"}, "the named tool 'get_time' is not among the request's tools"),
+    ({"tools": [{"type": "function", "function": {"description": "no name"}}]}, "a tool without a function name"),
+    ({"tools": [{"type": "function", "function": "get_weather"}]}, "a tool without a function name"),
+])
+def test_each_bad_request_is_refused_with_its_reason(kwargs, message):
+    with pytest.raises(NoGrammar, match=message.replace("(", r"\(").replace(")", r"\)")):
+        structural_tag(HERMES, **kwargs)
+
+
+def test_every_format_has_a_grammar_or_a_reason_and_never_both():
+    for name, fmt in FORMATS.items():
+        if fmt.wire is None:
+            assert grammar_refusal(fmt) == f"{name} declares no wire shape"
+            continue
+        why = refusal(fmt.wire)
+        if why is None:
+            tag = structural_tag(fmt.wire, [TOOL])
+            assert tag["type"] == "structural_tag" and json.loads(json.dumps(tag)) == tag
+        else:
+            with pytest.raises(NoGrammar) as raised:
+                structural_tag(fmt.wire, [TOOL])
+            assert str(raised.value) == why
+
+
+def test_a_named_tool_is_one_required_call_of_it():
+    tag = structural_tag(HERMES, [TOOL, {"function": {"name": "now", "parameters": {}}}], only="now", mode="auto")
+    calls = tag["format"]
+    assert calls["type"] == "tags_with_separator" and calls["stop_after_first"] and calls["at_least_one"]
+    assert "get_weather" not in json.dumps(calls)
+
+
+def test_markup_is_what_the_reader_takes_for_structure():
+    assert set(markup(HERMES)) == {"<tool_call>", "</tool_call>"}
+    assert markup(FORMATS["llama3-json"].wire) == ("<|python_tag|>",)  # "{" and "}" are text
+    assert ">" not in markup(FORMATS["qwen-xml"].wire)  # one character: left to the tags
+
+
+SCHEMAS = st.recursive(
+    st.sampled_from([{"type": "number"}, {"type": "integer"}, {"type": "string"}, {"type": ["integer", "null"]},
+                     {"type": "number", "minimum": 0}]),
+    lambda inner: st.one_of(
+        st.builds(lambda p: {"type": "object", "properties": p}, st.dictionaries(st.sampled_from("abc"), inner)),
+        st.builds(lambda i: {"type": "array", "items": i}, inner),
+        st.builds(lambda xs: {"anyOf": xs}, st.lists(inner, min_size=1, max_size=3)),
+    ),
+    max_leaves=8,
+)
+
+
+def _numeric(schema):
+    if isinstance(schema, dict):
+        kinds = schema.get("type")
+        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
+        if kinds & {"number", "integer"}:
+            yield schema
+        for value in schema.values():
+            yield from _numeric(value)
+    elif isinstance(schema, list):
+        for item in schema:
+            yield from _numeric(item)
+
+
+@settings(max_examples=200, deadline=None)
+@given(SCHEMAS)
+def test_every_number_in_a_schema_gets_bounds_and_its_own_bounds_stay(schema):
+    untouched = copy.deepcopy(schema)
+    bounded = finite(schema)
+    assert schema == untouched  # a copy: the request's tools are not changed
+    before, after = list(_numeric(schema)), list(_numeric(bounded))
+    assert len(before) == len(after)
+    for old, new in zip(before, after):
+        bounds = NUMBER_BOUNDS if "number" in str(old.get("type")) else INTEGER_BOUNDS
+        assert new["minimum"] == old.get("minimum", bounds["minimum"])
+        assert new["maximum"] == old.get("maximum", bounds["maximum"])
+    assert finite(bounded) == bounded  # bounding twice changes nothing
+
+
+@pytest.mark.parametrize(("choice", "name"), [
+    ("required", None), ("auto", None), (None, None),
+    ({"type": "function", "function": {"name": "f"}}, "f"),
+    (SimpleNamespace(type="function", function=SimpleNamespace(name="g")), "g"),
+    ({"type": "function", "name": "h"}, "h"),  # the Responses API's form
+    ({"type": "function"}, None),
+])
+def test_named_tool_reads_every_form_of_a_named_choice(choice, name):
+    assert named_tool(choice) == name
+
+
+def _request(choice, tools=(TOOL,), parallel=None):
+    return SimpleNamespace(tools=list(tools), tool_choice=choice, parallel_tool_calls=parallel)
+
+
+def test_request_grammar_follows_the_choice_and_the_strict_level():
+    fmt = FORMATS["hermes"]
+    assert request_grammar(fmt, _request("none"), every_argument=True) is None
+    assert request_grammar(fmt, _request("required", tools=()), every_argument=True) is None
+    required = request_grammar(fmt, _request("required"), every_argument=True)
+    assert required["format"]["type"] == "tags_with_separator" and '"city"' in json.dumps(required)
+    loose = request_grammar(fmt, _request("required"), every_argument=False)
+    assert '"city"' not in json.dumps(loose)  # a tool without strict: any JSON object
+    auto = request_grammar(fmt, _request("auto", parallel=False), every_argument=True)
+    assert auto["format"]["type"] == "triggered_tags" and auto["format"]["stop_after_first"]
+
+
+def test_request_grammar_is_none_with_a_warning_where_the_mode_has_no_grammar(caplog):
+    with caplog.at_level("WARNING", logger="vllm.templatestudio"):
+        assert request_grammar(FORMATS["llama3-json"], _request("auto"), every_argument=True) is None
+    assert "opens with no literal" in caplog.text
