@@ -63,6 +63,7 @@ __all__ = [
     "detect_served_format",
     "named_served_format",
     "leak",
+    "request_served_format",
     "read_reply",
     "request_tools",
     "strict_from_environment",
@@ -158,6 +159,35 @@ def detect_served_format(tokenizer) -> DetectedFormat:
     _detected[key] = found
     logger.info("%s", found.describe())
     return found
+
+
+class TemplateView:
+    """A tokenizer seen with another chat template: a request's own ``chat_template``.
+
+    Everything but the template (name, special tokens, response template) is
+    the tokenizer's; ``detect_served_format`` then probes this template, and
+    caches the answer by (name, template) as it does for the tokenizer's own.
+    """
+
+    def __init__(self, tokenizer, template: str) -> None:
+        self._tokenizer, self.chat_template = tokenizer, template
+
+    def get_chat_template(self, tools=None) -> str:
+        return self.chat_template
+
+    def __getattr__(self, name: str):
+        return getattr(self._tokenizer, name)
+
+
+def request_served_format(tokenizer, template: str | None, served: DetectedFormat) -> DetectedFormat:
+    """The format of the template a request is rendered with: its own ``chat_template``, else served.
+
+    Raises ``NoToolCallFormat`` (with the detector's reason) when the
+    request's template writes no format templatestudio reads.
+    """
+    if not template or template == getattr(tokenizer, "chat_template", None):
+        return served
+    return detect_served_format(TemplateView(tokenizer, template))
 
 
 def named_served_format(tokenizer, name: str) -> DetectedFormat:

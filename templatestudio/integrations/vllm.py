@@ -47,8 +47,14 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   or with ``VLLM_ENFORCE_STRICT_TOOL_CALLING=0``, vLLM constrains
   "required" and named choices to its own JSON and reads them itself.
 
-Not handled: a ``--chat-template`` override or a template sent with the
-request (the parser sees only the tokenizer's template).
+- The template served: a request that sends its own ``chat_template``
+  (vLLM takes it with ``--trust-request-chat-template``) is read in the
+  format that template writes, probed once per template; one that writes no
+  format we read gets its reply back as content, with a warning.
+
+Not handled: a ``--chat-template`` override on the server's command line:
+vLLM 0.32 hands a tool parser the tokenizer and the request, and the
+override is neither; name the format instead (``templatestudio-NAME``).
 """
 
 from __future__ import annotations
@@ -78,7 +84,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 from vllm.tool_parsers.tool_strict_level import ToolStrictLevel  # noqa: E402
 from xgrammar import StructuralTag  # noqa: E402
 
-from templatestudio.calls import UnparsedToolCall  # noqa: E402
+from templatestudio.calls import NoToolCallFormat, UnparsedToolCall  # noqa: E402
 from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.integrations.served import (  # noqa: E402
     STRICT_VARIABLE,
@@ -90,6 +96,7 @@ from templatestudio.integrations.served import (  # noqa: E402
     logger,
     named_served_format,
     read_reply,
+    request_served_format,
     request_tools,
     strict_from_environment,
 )
@@ -126,20 +133,15 @@ class TemplateStudioToolParser(ToolParser):
     # extract_tool_calls instead of as its own JSON list (supports_required_and_named).
     structural_tag_model = PARSER_NAME
 
+    # A templatestudio-NAME parser: the operator named the format, so no template is probed.
+    named_format: str | None = None
+
     def __init__(self, tokenizer, tools=None) -> None:
         super().__init__(tokenizer, tools)
-        self.detected = self.detect(tokenizer)
-        self.format = self.detected.format
         self.strict = strict_from_environment()
-        why = grammar_refusal(self.format)
-        if why is not None or not envs.VLLM_ENFORCE_STRICT_TOOL_CALLING:
-            # No tag for this format: vLLM's own behaviour (its JSON list for "required").
-            self.structural_tag_model = None
-            self.supports_required_and_named = True
-            if why is not None and self.format.name not in _TOLD_NO_TAG:
-                _TOLD_NO_TAG.add(self.format.name)
-                logger.info("templatestudio: no structural tag for %s (%s): tool_choice 'required' and "
-                            "named tools keep vLLM's JSON", self.format.name, why)
+        self._serve(self.detect(tokenizer))
+        # A request whose own chat_template writes no format we read: its text passes through.
+        self.unreadable: str | None = None
         # vLLM builds a parser per request, but nothing promises it: streams are keyed by request.
         self._streams: dict[object, ReplyStream] = {}
         self._last_stream: object = None
@@ -149,22 +151,53 @@ class TemplateStudioToolParser(ToolParser):
         """The served format: probed from the template (``templatestudio-NAME`` parsers name it)."""
         return detect_served_format(tokenizer)
 
+    def _serve(self, detected: DetectedFormat) -> None:
+        """Read in detected's format; where it has no structural tag, vLLM's own JSON for "required"."""
+        self.detected, self.format = detected, detected.format
+        why = grammar_refusal(self.format)
+        tagged = why is None and envs.VLLM_ENFORCE_STRICT_TOOL_CALLING
+        # vLLM reads "required" and named choices through extract_tool_calls when this is False.
+        self.supports_required_and_named = not tagged
+        if why is not None and self.format.name not in _TOLD_NO_TAG:
+            _TOLD_NO_TAG.add(self.format.name)
+            logger.info("templatestudio: no structural tag for %s (%s): tool_choice 'required' and "
+                        "named tools keep vLLM's JSON", self.format.name, why)
+
+    def _follow(self, request) -> None:
+        """Switch to the format of the request's own chat_template, when it sends one (cached per template)."""
+        template = getattr(request, "chat_template", None)
+        if self.named_format is not None or not template or self.unreadable is not None:
+            return
+        try:
+            detected = request_served_format(self.model_tokenizer, template, self.detected)
+        except NoToolCallFormat as error:
+            self.unreadable = str(error)
+            logger.warning("templatestudio: the request's chat_template: %s; its reply passes through as "
+                           "content", error)
+            return
+        if detected is not self.detected:
+            self._serve(detected)
+
     def get_structural_tag(self, request, *, reasoning: bool = False,
                            strict_level: ToolStrictLevel = ToolStrictLevel.AUTO):
-        """The request's structural tag in the served format (``served_grammar``), or None."""
+        """The request's structural tag in its format (``served_grammar``), or None."""
+        self._follow(request)
+        if self.unreadable is not None or self.supports_required_and_named:
+            return None
         tag = request_grammar(self.format, request, every_argument=strict_level >= ToolStrictLevel.PARAMETER)
         return None if tag is None else StructuralTag.model_validate(tag)
 
     def adjust_request(self, request):
+        self._follow(request)
         request = super().adjust_request(request)
-        if not _tools_off(request):
+        if not self._tools_off(request):
             # Several formats open calls with special tokens (<|python_tag|>, [TOOL_CALLS]).
             request.skip_special_tokens = False
         return request
 
     def extract_tool_calls(self, model_output: str, request) -> ExtractedToolCallInformation:
         unchanged = ExtractedToolCallInformation(tools_called=False, tool_calls=[], content=model_output)
-        if _tools_off(request):
+        if self._tools_off(request):
             return unchanged
         try:
             content, calls = read_reply(model_output, self.format, tools=request_tools(request),
@@ -190,7 +223,7 @@ class TemplateStudioToolParser(ToolParser):
         delta_token_ids: Sequence[int],
         request,
     ) -> DeltaMessage | None:
-        if _tools_off(request):
+        if self._tools_off(request):
             return DeltaMessage(content=delta_text) if delta_text else None
         key = getattr(request, "request_id", None) or id(request)
         if key not in self._streams:
@@ -203,6 +236,10 @@ class TemplateStudioToolParser(ToolParser):
         """The end of the stream last fed: whatever it still held."""
         stream = self._streams.pop(self._last_stream, None)
         return self._message(*stream.close()) if stream is not None else None
+
+    def _tools_off(self, request) -> bool:
+        self._follow(request)
+        return self.unreadable is not None or _tools_off(request)
 
     def call_id(self, written: str | None = None) -> str:
         if written:
@@ -238,7 +275,8 @@ def named_parser(base: type, name: str) -> type:
     def detect(cls, tokenizer) -> DetectedFormat:
         return named_served_format(tokenizer, name)
 
-    return type(f"{base.__name__}[{name}]", (base,), {"detect": classmethod(detect), "__doc__": named_parser.__doc__})
+    return type(f"{base.__name__}[{name}]", (base,),
+                {"detect": classmethod(detect), "named_format": name, "__doc__": named_parser.__doc__})
 
 
 def parser_names() -> dict[str, str | None]:

@@ -245,8 +245,15 @@ def _list_parts(shape: WireShape, tools: list[Tool], strict: bool | None) -> tup
     return shape.call.open + shape.call.head, _json(schema, markup(shape)), shape.call.tail + shape.call.close
 
 
+# The longest run of whitespace inside JSON: a model with no taste for layout could otherwise
+# write spaces until max_tokens. Indented writers (Command R+, indent 4) need a newline and 4
+# spaces a level: 64 holds 15 levels.
+WHITESPACE_RUN = 64
+
+
 def _json(schema: Mapping, excludes: tuple[str, ...]) -> dict:
-    return {"type": "json_schema", "json_schema": finite(schema), "excludes": list(excludes)}
+    return {"type": "json_schema", "json_schema": finite(schema), "excludes": list(excludes),
+            "max_whitespace_cnt": WHITESPACE_RUN}
 
 
 # Without bounds, JSON's grammar lets a number overflow a float (1e400): Python's json reads it
