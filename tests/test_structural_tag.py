@@ -16,9 +16,8 @@ from hypothesis import strategies as st
 
 from templatestudio.formats import FORMATS
 from templatestudio.integrations.served_grammar import grammar_refusal, named_tool, request_grammar
-from templatestudio.wire.structural_tag import (
-    INTEGER_BOUNDS, NUMBER_BOUNDS, NoGrammar, finite, markup, refusal, structural_tag,
-)
+from templatestudio.wire.finite_schema import INTEGER_BOUNDS, NUMBER_BOUNDS, finite
+from templatestudio.wire.structural_tag import NoGrammar, markup, refusal, structural_tag
 
 HERMES = FORMATS["hermes"].wire
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {

@@ -45,6 +45,7 @@ from templatestudio.wire.arguments import (
     Invoke, JsonArguments, JsonObject, KeyValuePairs, NameBetween, NameKey, XmlParameters,
 )
 from templatestudio.wire.base import MARKUP
+from templatestudio.wire.finite_schema import finite
 from templatestudio.wire.shape import HandWritten, WireShape
 
 ANY_OBJECT = {"type": "object"}
@@ -254,40 +255,6 @@ WHITESPACE_RUN = 64
 def _json(schema: Mapping, excludes: tuple[str, ...]) -> dict:
     return {"type": "json_schema", "json_schema": finite(schema), "excludes": list(excludes),
             "max_whitespace_cnt": WHITESPACE_RUN}
-
-
-# Without bounds, JSON's grammar lets a number overflow a float (1e400): Python's json reads it
-# as inf, which no JSON arguments string can carry, and coerce keeps such a text value as text.
-# Bounded, xgrammar writes numbers in plain decimals (no exponent), all finite; its integer
-# bounds must fit in 64 bits.
-NUMBER_BOUNDS = {"minimum": -1e308, "maximum": 1e308}
-INTEGER_BOUNDS = {"minimum": -(2**63 - 1), "maximum": 2**63 - 1}
-_SUBSCHEMAS = ("items", "additionalProperties", "not", "if", "then", "else", "contains")
-_SCHEMA_LISTS = ("anyOf", "oneOf", "allOf", "prefixItems")
-_SCHEMA_MAPS = ("properties", "patternProperties", "$defs", "definitions")
-
-
-def finite(schema: object) -> object:
-    """A copy of a JSON schema whose numbers without bounds get NUMBER_BOUNDS (so none overflows)."""
-    if not isinstance(schema, Mapping):
-        return schema
-    bounded = dict(schema)
-    kinds = schema.get("type")
-    kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-    if kinds & {"number", "integer"}:
-        bounds = INTEGER_BOUNDS if "number" not in kinds else NUMBER_BOUNDS
-        for key, value in bounds.items():
-            bounded.setdefault(key, value)
-    for key in _SUBSCHEMAS:
-        if key in bounded:
-            bounded[key] = finite(bounded[key])
-    for key in _SCHEMA_LISTS:
-        if isinstance(bounded.get(key), list):
-            bounded[key] = [finite(item) for item in bounded[key]]
-    for key in _SCHEMA_MAPS:
-        if isinstance(bounded.get(key), Mapping):
-            bounded[key] = {name: finite(item) for name, item in bounded[key].items()}
-    return bounded
 
 
 def markup(shape: WireShape) -> tuple[str, ...]:

@@ -115,7 +115,7 @@ class Answer:
     way: str
     tagged: bool
     number: int
-    choices: list[list[dict]] = field(default_factory=list)  # per choice: [{"name", "arguments"}]
+    choices: list[list[dict]] = field(default_factory=list)  # per choice: [{"name", "arguments", "id"}]
     content: list[str] = field(default_factory=list)
     seconds: float = 0.0
     tokens: int = 0
@@ -153,8 +153,8 @@ def ask(server: Server, fmt: str, template: str, number: int, way: str, tagged: 
                 raise RuntimeError(f"HTTP {status}: {reply}")
             for choice in reply["choices"]:
                 message = choice["message"]
-                answer.choices.append([{"name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-                                       for c in message.get("tool_calls") or []])
+                answer.choices.append([{"name": c["function"]["name"], "arguments": c["function"]["arguments"],
+                                        "id": c.get("id")} for c in message.get("tool_calls") or []])
                 answer.content.append(message.get("content") or "")
             answer.tokens = reply["usage"]["completion_tokens"]
         else:
@@ -164,7 +164,8 @@ def ask(server: Server, fmt: str, template: str, number: int, way: str, tagged: 
                 mine = [{**chunk, "choices": [c for c in chunk["choices"] if c["index"] == index]}
                         for chunk in chunks if chunk.get("choices")]
                 whole = joined(mine)
-                answer.choices.append([{"name": c["name"], "arguments": c["arguments"]} for c in whole["calls"]])
+                answer.choices.append([{"name": c["name"], "arguments": c["arguments"], "id": c["id"]}
+                                       for c in whole["calls"]])
                 answer.content.append(whole["content"])
             usage = [chunk["usage"] for chunk in chunks if chunk.get("usage")]
             answer.tokens = usage[-1]["completion_tokens"] if usage else 0

@@ -56,6 +56,11 @@ def test_no_answer_holds_a_call_of_another_requests_tools(answers):
                 assert call["name"].endswith(f"_{answer.number}"), (answer.number, call)
 
 
+def test_every_call_has_an_id_of_its_own_across_all_streams(answers):
+    ids = [call["id"] for answer in answers for calls in answer.choices for call in calls]
+    assert ids and all(ids) and len(set(ids)) == len(ids)
+
+
 def test_without_the_tag_the_untrained_model_writes_no_valid_call_as_a_rule(answers):
     bare = [answer for answer in answers if not answer.tagged]
     assert bare and all(answer.error is None for answer in bare)
