@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from enum import Enum
 
 __all__ = [
@@ -71,6 +72,12 @@ PROBE_TOOL = {
 }
 PROBE_QUESTION = {"role": "user", "content": "Please run the probe lookup."}
 _PROBE_DATE = ("2024-07-26", "26 Jul 2024")
+_PROBE_CLOCK = datetime(2024, 7, 26, 12, 0)
+
+
+def _probe_strftime_now(format: str) -> str:
+    """The template clock stopped at the probe's date (Mistral's and Llama's templates call strftime_now)."""
+    return _PROBE_CLOCK.strftime(format)
 
 
 def template_variables(tools: list | None) -> dict:
@@ -79,10 +86,15 @@ def template_variables(tools: list | None) -> dict:
     firefunction v2 takes its tools as a ``functions`` JSON string and the
     date as ``datetime`` (it raises without them); Llama 3.x read
     ``date_string`` and fall back to today's date. The dates are fixed so a
-    probe renders the same on every day.
+    probe renders the same on every day: ``strftime_now``, the clock
+    transformers gives every template, is passed as a variable too, which
+    shadows that global. Otherwise two renders either side of midnight differ
+    (a prompt rendered at 23:59 is no longer a prefix of a turn rendered at
+    00:00), and the probe's cut lands in the system prompt.
     """
     functions = json.dumps([tool["function"] for tool in tools], indent=4) if tools else ""
-    return {"functions": functions, "datetime": _PROBE_DATE[0], "date_string": _PROBE_DATE[1]}
+    return {"functions": functions, "datetime": _PROBE_DATE[0], "date_string": _PROBE_DATE[1],
+            "strftime_now": _probe_strftime_now}
 
 
 class Content(Enum):

@@ -11,8 +11,10 @@ arguments read back exactly for generated values.
 from __future__ import annotations
 
 import json
+from datetime import datetime
 
 import pytest
+import transformers.utils.chat_template_utils as chat_utils
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +46,22 @@ def test_template_variables_mirror_the_tools_and_fix_the_date():
     assert json.loads(variables["functions"]) == [PROBE_TOOL["function"]]
     assert (variables["datetime"], variables["date_string"]) == ("2024-07-26", "26 Jul 2024")
     assert template_variables(None)["functions"] == ""
+
+
+@pytest.mark.parametrize("clock", ["2026-12-05 23:59:59", "2026-12-06 00:00:00", "1999-01-01 08:00:00"])
+def test_the_template_clock_is_the_probes_whatever_the_real_time(clock, monkeypatch):
+    """strftime_now passed as a variable shadows transformers' global, so a render never sees midnight pass."""
+    real = datetime.fromisoformat(clock)
+
+    class Stopped(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return real
+
+    monkeypatch.setattr(chat_utils, "datetime", Stopped)
+    template = ChatTemplate("t", "{{ strftime_now('%Y-%m-%d') }}|{{ strftime_now('%d %b %Y') }}")
+    assert template.render([]) == real.strftime("%Y-%m-%d|%d %b %Y")  # the check sees the real clock moved
+    assert template.render([], **template_variables(None)) == "2024-07-26|26 Jul 2024"
 
 
 def test_render_passes_template_variables_and_they_override_special_tokens():
