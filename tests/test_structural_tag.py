@@ -51,6 +51,37 @@ def test_every_format_has_a_grammar_or_a_reason_and_never_both():
             assert str(raised.value) == why
 
 
+def _triggered_parts(node):
+    """Every triggered_tags node under node (a tag's content may hold further structure)."""
+    if isinstance(node, dict):
+        if node.get("type") == "triggered_tags":
+            yield node
+        for value in node.values():
+            yield from _triggered_parts(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from _triggered_parts(value)
+
+
+def test_in_auto_mode_every_tag_opens_with_a_trigger():
+    """A tag no trigger starts could never be entered: xgrammar only opens tags at a trigger."""
+    other = {"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}
+    checked = 0
+    for fmt in FORMATS.values():
+        if fmt.wire is None or refusal(fmt.wire) is not None:
+            continue
+        try:
+            tag = structural_tag(fmt.wire, [TOOL, other], mode="auto")
+        except NoGrammar as why:  # required mode only: nothing marks where a call starts
+            assert "opens with no literal" in str(why), fmt.name
+            continue
+        for node in _triggered_parts(tag):
+            for tag in node["tags"]:
+                assert any(tag["begin"].startswith(trigger) for trigger in node["triggers"]), (fmt.name, tag)
+                checked += 1
+    assert checked >= 30
+
+
 def test_a_named_tool_is_one_required_call_of_it():
     tag = structural_tag(HERMES, [TOOL, {"function": {"name": "now", "parameters": {}}}], only="now", mode="auto")
     calls = tag["format"]

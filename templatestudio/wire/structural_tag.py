@@ -127,7 +127,7 @@ def _envelope(shape: WireShape, tags: list[dict], mode: str, single_call: bool) 
         return _triggered(shape, [section.open], [wrapped], single=True)
     if required:
         return _calls(tags, shape.separator, at_least_one=True, single=single_call)
-    return _triggered(shape, _triggers(shape, tags), tags, single=single_call)
+    return _triggered(shape, _triggers(shape), tags, single=single_call)
 
 
 def _triggered(shape: WireShape, triggers: list[str], tags: list[dict], *, single: bool) -> dict:
@@ -150,15 +150,16 @@ def _calls(tags: list[dict], separator: str, *, at_least_one: bool, single: bool
             "at_least_one": at_least_one, "stop_after_first": single}
 
 
-def _triggers(shape: WireShape, tags: list[dict]) -> list[str]:
-    """The literal every call opens with: the call's opening, else the text before its name."""
+def _triggers(shape: WireShape) -> list[str]:
+    """The literal every call opens with: the call's opening, else the text before its name.
+
+    Every tag's begin is written from that opening (``_call_parts``,
+    ``_list_parts``), so each starts with the trigger; the tests check it.
+    """
     trigger = shape.call.open or shape.name_open
     if not trigger:
         raise NoGrammar("a call here opens with no literal (a bare JSON value): "
                         "in tool_choice 'auto' a grammar cannot tell it from text")
-    for tag in tags:
-        if not tag["begin"].startswith(trigger):  # pragma: no cover - every begin is written from the opening
-            raise NoGrammar(f"a call's opening {tag['begin']!r} does not start with {trigger!r}")
     return [trigger]
 
 
@@ -191,7 +192,10 @@ def _strict(tool: Tool, strict: bool | None) -> bool:
 
 
 def _call_parts(shape: WireShape, tool: Tool, strict: bool) -> tuple[str, dict, str]:
-    """(begin, content, end) of one call of tool, exactly as ``WireShape.write_call`` lays it out."""
+    """(begin, content, end) of one call of tool, exactly as ``WireShape.write_call`` lays it out.
+
+    Calls in a JSON list never come here: ``_call_tags`` sends them to ``_list_parts``.
+    """
     name, arguments, call = shape.name, shape.arguments, shape.call
     for part in (name, arguments):
         if isinstance(part, HandWritten):
@@ -202,8 +206,6 @@ def _call_parts(shape: WireShape, tool: Tool, strict: bool) -> tuple[str, dict, 
     closing = call.tail + call.close
     schema = tool.parameters if strict else ANY_OBJECT
     if isinstance(name, NameKey):
-        if arguments.listed is not None:  # type: ignore[union-attr] - NameKey goes with JsonArguments
-            raise NoGrammar("the calls stand in a JSON list: one tag holds them all (_list_parts)")
         return opening, _json(_call_object(shape, tool, schema), markup(shape)), closing
     if isinstance(name, Invoke):
         opening += f"{name.open}{tool.name}{name.name_close}{name.head}"
@@ -211,8 +213,6 @@ def _call_parts(shape: WireShape, tool: Tool, strict: bool) -> tuple[str, dict, 
     elif isinstance(name, NameBetween):
         opening += f"{name.open}{tool.name}{name.index}{name.close}{name.head}"
     if isinstance(arguments, JsonObject):
-        if arguments.listed is not None:
-            raise NoGrammar("each call is its own object in a JSON list after the name")
         return opening, _json(schema, markup(shape)), closing
     if isinstance(arguments, (XmlParameters, KeyValuePairs)):
         return opening, _parameters(arguments, tool.parameters, markup(shape)), closing
