@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templatestudio.formats import FORMATS
-from templatestudio.integrations.served_grammar import grammar_refusal, named_tool, request_grammar
+from templatestudio.integrations.served import DetectedFormat, grammar_refusals
+from templatestudio.integrations.served_grammar import named_tool, request_grammar
 from templatestudio.wire.finite_schema import INTEGER_BOUNDS, NUMBER_BOUNDS, finite
 from templatestudio.wire.structural_tag import NoGrammar, markup, refusal, structural_tag
 
@@ -39,7 +40,8 @@ def test_each_bad_request_is_refused_with_its_reason(kwargs, message):
 def test_every_format_has_a_grammar_or_a_reason_and_never_both():
     for name, fmt in FORMATS.items():
         if fmt.wire is None:
-            assert grammar_refusal(fmt) == f"{name} declares no wire shape"
+            assert grammar_refusals(fmt) == (("required", f"{name} declares no wire shape"),
+                                              ("auto", f"{name} declares no wire shape"))
             continue
         why = refusal(fmt.wire)
         if why is None:
@@ -150,8 +152,31 @@ def _request(choice, tools=(TOOL,), parallel=None):
     return SimpleNamespace(tools=list(tools), tool_choice=choice, parallel_tool_calls=parallel)
 
 
+def _served(name):
+    fmt = FORMATS[name]
+    return DetectedFormat("m", fmt, (), None, False, grammar_refusals(fmt))
+
+
+def test_the_refusals_are_each_modes_and_the_start_up_line_tells_them():
+    """'required' refused means 'auto' is too; 'auto' alone is refused where no literal opens a call."""
+    seen = set()
+    for fmt in FORMATS.values():
+        refused = dict(grammar_refusals(fmt))
+        assert set(refused) <= {"required", "auto"} and ("required" not in refused or "auto" in refused)
+        line = _served(fmt.name).describe()
+        if "required" in refused:
+            assert line.endswith(f"; no structural tag ({refused['required']}): tool_choice 'required' "
+                                 "and named tools keep vLLM's JSON")
+        elif "auto" in refused:
+            assert line.endswith(f"none for 'auto' ({refused['auto']})")
+        else:
+            assert line.endswith("; structural tags for every tool_choice")
+        seen.add(tuple(sorted(refused)))
+    assert seen == {(), ("auto",), ("auto", "required")}  # every kind of line is shown
+
+
 def test_request_grammar_follows_the_choice_and_the_strict_level():
-    fmt = FORMATS["hermes"]
+    fmt = _served("hermes")
     assert request_grammar(fmt, _request("none"), every_argument=True) is None
     assert request_grammar(fmt, _request("required", tools=()), every_argument=True) is None
     required = request_grammar(fmt, _request("required"), every_argument=True)
@@ -162,7 +187,18 @@ def test_request_grammar_follows_the_choice_and_the_strict_level():
     assert auto["format"]["type"] == "triggered_tags" and auto["format"]["stop_after_first"]
 
 
-def test_request_grammar_is_none_with_a_warning_where_the_mode_has_no_grammar(caplog):
+def test_a_mode_the_format_has_no_grammar_for_gives_none_quietly(caplog):
+    """The start-up line told it once; a request in that mode logs nothing more."""
+    served = _served("llama3-json")
+    assert "opens with no literal" in served.grammar_refusal("auto")
+    with caplog.at_level("INFO", logger="vllm.templatestudio"):
+        assert request_grammar(served, _request("auto"), every_argument=True) is None
+        assert request_grammar(served, _request("required"), every_argument=True) is not None
+    assert caplog.text == ""
+
+
+def test_a_request_the_grammar_cannot_be_built_for_is_none_with_a_warning(caplog):
+    named = {"type": "function", "function": {"name": "get_time"}}
     with caplog.at_level("WARNING", logger="vllm.templatestudio"):
-        assert request_grammar(FORMATS["llama3-json"], _request("auto"), every_argument=True) is None
-    assert "opens with no literal" in caplog.text
+        assert request_grammar(_served("hermes"), _request(named), every_argument=True) is None
+    assert "the named tool 'get_time' is not among the request's tools" in caplog.text

@@ -54,6 +54,7 @@ from templatestudio.integrations.served_content import Calls, ReplyContent, Take
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
 from templatestudio.stream import ToolCallStream
+from templatestudio.wire.structural_tag import refusal
 
 __all__ = [
     "STRICT_VARIABLE",
@@ -61,6 +62,7 @@ __all__ = [
     "LeakedToolCall",
     "ReplyStream",
     "detect_served_format",
+    "grammar_refusals",
     "named_served_format",
     "leak",
     "request_served_format",
@@ -89,6 +91,17 @@ class LeakedToolCall(ValueError):
     """Strict mode: the reply holds a tool call the reader could not read."""
 
 
+GRAMMAR_MODES = ("required", "auto")
+
+
+def grammar_refusals(fmt: Format) -> tuple[tuple[str, str], ...]:
+    """(mode, why) for each tool_choice mode in which fmt has no structural tag; empty when it has both."""
+    if fmt.wire is None:
+        return tuple((mode, f"{fmt.name} declares no wire shape") for mode in GRAMMAR_MODES)
+    found = ((mode, refusal(fmt.wire, mode)) for mode in GRAMMAR_MODES)
+    return tuple((mode, why) for mode, why in found if why is not None)
+
+
 @dataclass(frozen=True)
 class DetectedFormat:
     """What the probe of the served template found."""
@@ -98,6 +111,12 @@ class DetectedFormat:
     text_values: tuple[str, ...]  # probe arguments the template writes as text, not typed
     call_shape: CallShape | None  # the form of assistant call message the template accepted (None: named)
     ships_response_template: bool
+    # (mode, why) where the format has no structural tag (grammar_refusals), found once per detection.
+    no_grammar: tuple[tuple[str, str], ...]
+
+    def grammar_refusal(self, mode: str) -> str | None:
+        """Why there is no structural tag in mode ("required" or "auto"), None when there is one."""
+        return dict(self.no_grammar).get(mode)
 
     @property
     def id_length(self) -> int | None:
@@ -105,7 +124,10 @@ class DetectedFormat:
         return self.call_shape.id_length if self.call_shape is not None else None
 
     def describe(self) -> str:
-        """The line the plugin logs at start-up."""
+        """The line the plugin logs at start-up, ending with what strict tool calling gets."""
+        return self._found() + self._grammar()
+
+    def _found(self) -> str:
         if self.call_shape is None:
             return (f"templatestudio: {self.model} is served in the {self.format.name} format "
                     f"({self.format.description}), as its parser's name says (no template probed)")
@@ -119,6 +141,15 @@ class DetectedFormat:
             f"({self.format.description}); arguments {arguments}; "
             f"call turns rendered with {self.call_shape}{shipped}"
         )
+
+    def _grammar(self) -> str:
+        required, auto = self.grammar_refusal("required"), self.grammar_refusal("auto")
+        if required is not None:
+            return (f"; no structural tag ({required}): tool_choice 'required' and named tools keep "
+                    "vLLM's JSON")
+        if auto is not None:
+            return f"; structural tags for 'required' and named tools, none for 'auto' ({auto})"
+        return "; structural tags for every tool_choice"
 
 
 _detected: dict[tuple[str, str], DetectedFormat] = {}
@@ -155,7 +186,7 @@ def detect_served_format(tokenizer) -> DetectedFormat:
             f"templatestudio: the chat template of {name} writes no tool-call format "
             f"templatestudio reads ({probe.reason}); {by_hand}"
         )
-    found = DetectedFormat(name, fmt, tuple(probe.text_values), probe.shape, ships)
+    found = DetectedFormat(name, fmt, tuple(probe.text_values), probe.shape, ships, grammar_refusals(fmt))
     _detected[key] = found
     logger.info("%s", found.describe())
     return found
@@ -200,7 +231,9 @@ def named_served_format(tokenizer, name: str) -> DetectedFormat:
     model = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
     key = (model, f"named:{name}")
     if key not in _detected:
-        found = DetectedFormat(model, get_format(name), (), None, getattr(tokenizer, "response_template", None) is not None)
+        fmt = get_format(name)
+        ships = getattr(tokenizer, "response_template", None) is not None
+        found = DetectedFormat(model, fmt, (), None, ships, grammar_refusals(fmt))
         _detected[key] = found
         logger.info("%s", found.describe())
     return _detected[key]

@@ -17,24 +17,17 @@ the tag from the served format's declared wire shape
 
 Not handled: a reasoning block before the calls (vLLM asks for the tag
 without reasoning; a "required" reply opens with its first call), and
-formats whose shape has no structural tag (``wire.structural_tag.refusal``
-says why; the plugin then leaves vLLM's own behaviour in place).
+formats whose shape has no structural tag in a mode (``DetectedFormat``
+holds why, from ``served.grammar_refusals``, and its start-up line says it;
+the plugin then leaves vLLM's own behaviour in place).
 """
 
 from __future__ import annotations
 
-from templatestudio.formats import Format
-from templatestudio.integrations.served import logger, request_tools
-from templatestudio.wire.structural_tag import NoGrammar, refusal, structural_tag
+from templatestudio.integrations.served import DetectedFormat, logger, request_tools
+from templatestudio.wire.structural_tag import NoGrammar, structural_tag
 
-__all__ = ["grammar_refusal", "named_tool", "request_grammar"]
-
-
-def grammar_refusal(fmt: Format) -> str | None:
-    """Why the format has no structural tag (None when it has one); logged once by the plugin."""
-    if fmt.wire is None:
-        return f"{fmt.name} declares no wire shape"
-    return refusal(fmt.wire)
+__all__ = ["named_tool", "request_grammar"]
 
 
 def named_tool(tool_choice) -> str | None:
@@ -48,27 +41,32 @@ def named_tool(tool_choice) -> str | None:
     return name if isinstance(name, str) else None
 
 
-def request_grammar(fmt: Format, request, *, every_argument: bool) -> dict | None:
+def request_grammar(served: DetectedFormat, request, *, every_argument: bool) -> dict | None:
     """The structural tag (xgrammar's JSON form) for request, or None where the format or request has none.
 
-    every_argument: hold every tool's arguments to its schema (vLLM's
-    ``--tool-strict-level parameter``); otherwise each tool's ``strict``.
+    served: the detected format, which knows the modes its format has no
+    tag in (told once, in its start-up line); those give None quietly. A
+    request the grammar cannot be built for (a named tool it does not send)
+    gives None with a warning naming the reason. every_argument: hold every
+    tool's arguments to its schema (vLLM's ``--tool-strict-level
+    parameter``); otherwise each tool's ``strict``.
     """
     tools = request_tools(request)
-    if not tools or fmt.wire is None:
-        return None
     choice = getattr(request, "tool_choice", None)
     only = named_tool(choice)
-    if only is None and choice not in ("required", "auto", None):
+    if not tools or (only is None and choice not in ("required", "auto", None)):
         return None  # "none", or a choice this module does not know: no grammar
+    mode = "required" if choice == "required" or only is not None else "auto"
+    if served.grammar_refusal(mode) is not None:
+        return None
     try:
         return structural_tag(
-            fmt.wire, tools,
-            mode="required" if choice == "required" else "auto",
+            served.format.wire, tools,
+            mode=mode,
             only=only,
             strict=True if every_argument else None,
             single_call=getattr(request, "parallel_tool_calls", None) is False,
         )
     except NoGrammar as error:
-        logger.warning("templatestudio: no structural tag for this %s request: %s", fmt.name, error)
+        logger.warning("templatestudio: no structural tag for this %s request: %s", served.format.name, error)
         return None

@@ -100,13 +100,11 @@ from templatestudio.integrations.served import (  # noqa: E402
     request_tools,
     strict_from_environment,
 )
-from templatestudio.integrations.served_grammar import grammar_refusal, request_grammar  # noqa: E402
+from templatestudio.integrations.served_grammar import request_grammar  # noqa: E402
 
 __all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser", "named_parser", "parser_names"]
 
 PARSER_NAME = "templatestudio"
-# vLLM builds a parser per request: the formats whose missing structural tag the log has told of.
-_TOLD_NO_TAG: set[str] = set()
 _ID_CHARACTERS = string.ascii_letters + string.digits
 
 
@@ -142,6 +140,8 @@ class TemplateStudioToolParser(ToolParser):
         self._serve(self.detect(tokenizer))
         # A request whose own chat_template writes no format we read: its text passes through.
         self.unreadable: str | None = None
+        # The request _follow last looked at: a stream asks once per delta, the template is read once.
+        self._followed: object = None
         # vLLM builds a parser per request, but nothing promises it: streams are keyed by request.
         self._streams: dict[object, ReplyStream] = {}
         self._last_stream: object = None
@@ -154,17 +154,16 @@ class TemplateStudioToolParser(ToolParser):
     def _serve(self, detected: DetectedFormat) -> None:
         """Read in detected's format; where it has no structural tag, vLLM's own JSON for "required"."""
         self.detected, self.format = detected, detected.format
-        why = grammar_refusal(self.format)
-        tagged = why is None and envs.VLLM_ENFORCE_STRICT_TOOL_CALLING
+        # Where "required" has no tag (the start-up line says why), vLLM keeps its own JSON for it.
+        tagged = detected.grammar_refusal("required") is None and envs.VLLM_ENFORCE_STRICT_TOOL_CALLING
         # vLLM reads "required" and named choices through extract_tool_calls when this is False.
         self.supports_required_and_named = not tagged
-        if why is not None and self.format.name not in _TOLD_NO_TAG:
-            _TOLD_NO_TAG.add(self.format.name)
-            logger.info("templatestudio: no structural tag for %s (%s): tool_choice 'required' and "
-                        "named tools keep vLLM's JSON", self.format.name, why)
 
     def _follow(self, request) -> None:
         """Switch to the format of the request's own chat_template, when it sends one (cached per template)."""
+        if request is self._followed:
+            return
+        self._followed = request
         template = getattr(request, "chat_template", None)
         if self.named_format is not None or not template or self.unreadable is not None:
             return
@@ -184,7 +183,7 @@ class TemplateStudioToolParser(ToolParser):
         self._follow(request)
         if self.unreadable is not None or self.supports_required_and_named:
             return None
-        tag = request_grammar(self.format, request, every_argument=strict_level >= ToolStrictLevel.PARAMETER)
+        tag = request_grammar(self.detected, request, every_argument=strict_level >= ToolStrictLevel.PARAMETER)
         return None if tag is None else StructuralTag.model_validate(tag)
 
     def adjust_request(self, request):

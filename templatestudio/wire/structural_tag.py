@@ -73,10 +73,15 @@ class Tool:
         return cls(function["name"], parameters, function.get("strict"))
 
 
-def refusal(shape: WireShape) -> str | None:
-    """Why the shape has no structural tag in any mode, or None when it has one."""
+def refusal(shape: WireShape, mode: str = "required") -> str | None:
+    """Why the shape has no structural tag in mode (for any tools), or None when it has one.
+
+    "required" is refused only by the shape; "auto" also where nothing marks
+    where a call starts (a bare JSON value).
+    """
     try:
-        _call_tags(shape, [Tool("f", {"type": "object", "properties": {}})], strict=True)
+        structural_tag(shape, [{"name": "f", "parameters": {"type": "object", "properties": {}}}],
+                       mode=mode, strict=True)
     except NoGrammar as error:
         return str(error)
     return None
