@@ -229,9 +229,18 @@ class Trained:
     steps: int
 
 
-def train(family: Family, out_dir: str | Path, *, seed: int = 0, max_steps: int = 800,
-          learning_rate: float = 1e-2, min_margin: float = 3.0, random_negatives: int = 2048) -> Trained:
-    """Train family's stand-in on its script, check it greedily, save it to out_dir."""
+Script = list[tuple[list[dict], list[dict], str]]  # (messages, tools, reply) as a client sends them
+
+
+def course_script(family: Family) -> Script:
+    """The family's scripted turns, each with the course's tool."""
+    return [(messages, tools_as_sent(), reply) for messages, reply in conversations(family)]
+
+
+def train(family: Family, out_dir: str | Path, *, script: Script | None = None, seed: int = 0,
+          max_steps: int = 800, learning_rate: float = 1e-2, min_margin: float = 3.0,
+          random_negatives: int = 2048) -> Trained:
+    """Train family's stand-in on script (by default ``course_script``), check it greedily, save it to out_dir."""
     import torch
     from transformers import GenerationConfig
 
@@ -239,10 +248,10 @@ def train(family: Family, out_dir: str | Path, *, seed: int = 0, max_steps: int 
 
     started = time.perf_counter()
     tokenizer = load_tokenizer(family.repo)
-    script = conversations(family)
-    prompts = [render_like_vllm(tokenizer, messages, tools_as_sent()) for messages, _ in script]
+    script = course_script(family) if script is None else script
+    prompts = [render_like_vllm(tokenizer, messages, tools) for messages, tools, _ in script]
     examples = []
-    for prompt, (_, reply) in zip(prompts, script):
+    for prompt, (_, _, reply) in zip(prompts, script):
         prompt_ids = tokenizer(prompt, add_special_tokens=False)["input_ids"]
         reply_ids = tokenizer(reply + family.end, add_special_tokens=False)["input_ids"]
         examples.append((prompt, prompt_ids, reply_ids))
@@ -284,7 +293,7 @@ def train(family: Family, out_dir: str | Path, *, seed: int = 0, max_steps: int 
         model.generation_config = GenerationConfig(
             eos_token_id=_stop_ids(tokenizer, family), bos_token_id=tokenizer.bos_token_id
         )
-        for (prompt, _ids, reply_ids), (_, expected) in zip(examples, script):
+        for (prompt, _ids, reply_ids), (_, _, expected) in zip(examples, script):
             written = generate_reply(model, tokenizer, prompt, max_new_tokens=len(reply_ids) + 8)
             if not converged or written != expected:
                 raise StandInTrainingError(
