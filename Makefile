@@ -76,9 +76,14 @@ conformance-plugin-record: vllm tokenizers
 # a clock: linearity is counted work; wall time is bench-smoke's.
 test: test-package vllm-test
 
+# The files are spread over PYTEST_WORKERS processes (pytest-xdist; auto: one per
+# core), each file whole on one worker (--dist loadfile: a notebook's cells run in
+# order in one kernel, a module's session fixtures are built once per worker).
+# PYTEST_WORKERS=0 runs everything in this process.
+PYTEST_WORKERS ?= auto
 test-package: tokenizers vllm-sdist
 	TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(BIN)/python -m pytest -rs --nbval --nbval-current-env \
-		--nbval-sanitize-with notebooks/sanitize.cfg $(PYTEST_ARGS)
+		--nbval-sanitize-with notebooks/sanitize.cfg -n $(PYTEST_WORKERS) --dist loadfile $(PYTEST_ARGS)
 
 # vLLM 0.33.0's source release, unpacked (never committed): tests/test_vllm_names.py checks
 # that every tool-parser name it registers maps to a format or has its written reason, and
@@ -150,7 +155,7 @@ $(VLLM_VENV)/.installed: pyproject.toml constraints/lowest.py
 	rm -rf build $(VLLM_VENV)/dist
 	$(VLLM_BIN)/pip wheel --quiet --no-deps . -w $(VLLM_VENV)/dist
 	$(VLLM_BIN)/pip install --quiet -c $(VLLM_VENV)/lowest.txt "$(VLLM_SPEC)" $(VLLM_VENV)/dist/templatestudio-*.whl \
-		"pytest>=8" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6" "canitoolcall>=0.1.1"
+		"pytest>=8" "pytest-xdist>=3.5" "hypothesis>=6.100" "nbval>=0.11" "ipykernel>=6" "canitoolcall>=0.1.1"
 	$(VLLM_BIN)/pip uninstall --quiet -y torchvision torchaudio torchcodec
 	touch $@
 
@@ -165,13 +170,17 @@ $(VLLM_VENV)/.wheel: $(VLLM_VENV)/.installed $(PACKAGE_SOURCES)
 vllm: $(VLLM_VENV)/.wheel
 
 # The real-server test and the in-process plugin tests, then notebook 19 with
-# vLLM importable (its outputs must equal the run in .venv without vLLM).
+# vLLM importable (its outputs must equal the run in .venv without vLLM). Files are
+# spread over PYTEST_WORKERS as in test-package: a server test's stand-in trains and
+# serves on one worker while the in-process tests run on the other (two servers may
+# then be up at once: about 7.5 GB).
 # The notebook's kernel imports the installed wheel, which has no repository around it to find
 # ../shared/corpus from; the corpus is named here, as a user outside the repository names it.
 vllm-test: vllm tokenizers vllm-sdist
 	TEMPLATESTUDIO_CORPUS=$${TEMPLATESTUDIO_CORPUS:-$(abspath ../shared/corpus)} \
 	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
-		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg $(VLLM_TEST_ARGS)
+		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
+		-n $(PYTEST_WORKERS) --dist loadfile $(VLLM_TEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .hf-cache
