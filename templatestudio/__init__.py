@@ -16,14 +16,17 @@ What a program needs is importable from here, each idea under one name:
   whole reply (what every stream of it must give, merged by
   ``merge_deltas``); the events ``TextDelta``, ``ReasoningDelta``,
   ``ToolCallEvent`` (``Event`` is any of them) and the ``ParsedToolCall``
-  a call event carries;
+  a call event carries; ``ArgumentStream`` for a stream that also gives an
+  open call's arguments as they arrive (``ArgumentsDelta``, and
+  ``ArgumentsWithdrawn`` for a call that proved different after its deltas
+  went out);
 - choosing a format: ``detect_format``, ``resolve_format``,
   ``probe_template`` with its ``TemplateProbe`` and ``CallShape``;
   ``get_format``, ``FORMATS``, ``Format``;
 - running a call: ``dispatch``, its ``ToolOutcome`` and the ``Tool`` type;
   ``run_tool_loop`` and ``ToolLoopLimit`` for a whole loop;
 - the errors: ``UnparsedToolCall`` (a reply holds a call the reader cannot
-  read), ``NoToolCallFormat`` and its ``AmbiguousFormat``,
+  read) and its ``StreamedCallChanged``, ``NoToolCallFormat`` and its ``AmbiguousFormat``,
   ``UnknownFormat``, ``TemplateProbeError``, ``InvalidConversation``.
 
 Importing the package loads transformers (``dispatch`` types arguments with
@@ -33,6 +36,7 @@ of that name: import from ``templatestudio.dispatch`` with ``from ...
 import`` to reach the module's other names.
 """
 
+from templatestudio.argument_deltas import ArgumentsDelta, ArgumentStream, ArgumentsWithdrawn, StreamedCallChanged
 from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
 from templatestudio.detect import AmbiguousFormat, detect_format, resolve_format
 from templatestudio.dispatch import Tool, ToolOutcome, dispatch
@@ -51,6 +55,9 @@ __version__ = "0.1.0"
 __all__ = [
     "FORMATS",
     "AmbiguousFormat",
+    "ArgumentStream",
+    "ArgumentsDelta",
+    "ArgumentsWithdrawn",
     "CallShape",
     "CutToolCall",
     "Event",
@@ -60,6 +67,7 @@ __all__ = [
     "ParsedToolCall",
     "ReasoningDelta",
     "Reply",
+    "StreamedCallChanged",
     "TemplateProbe",
     "TemplateProbeError",
     "TextDelta",

@@ -225,6 +225,16 @@ class Machine(CallSteps, StartSteps):
         return self._closed
 
     @property
+    def held_call(self) -> tuple[str, int, int] | None:
+        """(buffer, index of the call's first character in it, its reply offset) while a call of
+        the machine's own format is open; None otherwise. The buffer is the machine's own: read it,
+        never keep it past the next feed (``argument_deltas`` follows the call's text with it)."""
+        region = self._region
+        if region is None or region[0] is not self.format:
+            return None
+        return self._buffer, self._at, self._base + self._at
+
+    @property
     def offset(self) -> int:
         """Reply offset of the first unsettled character."""
         return self._base + self._at

@@ -19,11 +19,11 @@ from import_graph import modules
 FACE = {
     "reading": ["read_tool_calls", "Reply", "CutToolCall", "split_reasoning"],
     "streaming": ["ToolCallStream", "read_events", "merge_deltas", "Event", "TextDelta", "ReasoningDelta",
-                  "ToolCallEvent", "ParsedToolCall"],
+                  "ToolCallEvent", "ParsedToolCall", "ArgumentStream", "ArgumentsDelta", "ArgumentsWithdrawn"],
     "choosing a format": ["detect_format", "resolve_format", "probe_template", "TemplateProbe", "CallShape",
                           "get_format", "FORMATS", "Format"],
     "running calls": ["dispatch", "ToolOutcome", "Tool", "run_tool_loop", "ToolLoopLimit"],
-    "errors": ["UnparsedToolCall", "NoToolCallFormat", "AmbiguousFormat", "UnknownFormat", "TemplateProbeError",
+    "errors": ["UnparsedToolCall", "StreamedCallChanged", "NoToolCallFormat", "AmbiguousFormat", "UnknownFormat", "TemplateProbeError",
                "InvalidConversation"],
 }
 RETIRED = {"parse_events", "split_thinking", "spans_of"}

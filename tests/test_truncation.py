@@ -25,7 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import templatestudio
-from templatestudio import CutToolCall, ParsedToolCall, Reply, UnparsedToolCall, read_tool_calls
+from templatestudio import ArgumentsDelta, CutToolCall, ParsedToolCall, Reply, UnparsedToolCall, read_tool_calls
 from templatestudio.engine import Machine, read_events
 from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS
@@ -376,8 +376,13 @@ def test_the_served_reply_sends_the_complete_calls_and_not_the_cut_one(caplog):
         stream = ReplyStream(fmt, strict=strict)
         pieces = [stream.feed(text[at : at + 7]) for at in range(0, len(text), 7)] + [stream.close()]
         assert "".join(piece for piece, _ in pieces) == content
-        assert [call.name for _, sent in pieces for call, _ in sent] == ["get_exchange_rate"]
+        whole = [item[0].name for _, sent in pieces for item in sent if isinstance(item, tuple)]
+        assert whole == ["get_exchange_rate"]
         assert not stream.leaked
+        # The cut call's arguments went out in pieces (index 1) and never got their last one.
+        cut = [item for _, sent in pieces for item in sent if isinstance(item, ArgumentsDelta) and item.index == 1]
+        assert cut and not any(item.final for item in cut) and '{"ba'.startswith("".join(i.text for i in cut))
+        assert "the call is not sent; its arguments, streamed as tool call 1, stay unfinished" in caplog.text
 
 
 SHARED_AT_START = sorted({

@@ -11,7 +11,9 @@ shown (notebook 19) where vLLM is not installed.
   in-process for every request anyway.
 - ``read_reply(text, fmt)``: (content, calls) for a whole reply, read by
   ``templatestudio.reader.read_tool_calls``; ``ReplyStream`` gives the same
-  answer for the reply fed in pieces, through one ``ToolCallStream``. Both
+  answer for the reply fed in pieces, through one ``ToolCallStream`` (an
+  ``ArgumentStream``: an open call's arguments also go out as they arrive,
+  and join to the arguments the whole read gives). Both
   take the ``Format`` that ``detect_served_format`` found: the format is
   resolved once per server (per tokenizer and template), never per reply.
 - The request's tools type the calls of a format that writes values as
@@ -48,12 +50,12 @@ import logging
 import os
 from dataclasses import dataclass
 
+from templatestudio.argument_deltas import ArgumentStream
 from templatestudio.calls import NoToolCallFormat, UnparsedToolCall
 from templatestudio.formats import Format, get_format
 from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
-from templatestudio.stream import ToolCallStream
 from templatestudio.wire.structural_tag import refusal
 
 __all__ = [
@@ -252,14 +254,20 @@ def strict_from_environment(environ=os.environ) -> bool:
     raise ValueError(f"{STRICT_VARIABLE} must be 1 (fail on leaks) or 0 (the default), got {value!r}")
 
 
-def leak(error: Exception, fmt, strict: bool) -> None:
-    """Warn (the caller then returns the text as content), or raise LeakedToolCall when strict."""
+def leak(error: Exception, fmt, strict: bool, unfinished: int | None = None) -> None:
+    """Warn (the caller then returns the text as content), or raise LeakedToolCall when strict.
+
+    unfinished: the index of a call whose arguments went out in pieces before
+    the reader refused it (``argument_deltas``): its arguments stay unfinished.
+    """
+    streamed = "" if unfinished is None else \
+        f" (tool call {unfinished}, whose arguments were streamed, stays unfinished)"
     if strict:
         raise LeakedToolCall(
             f"templatestudio ({STRICT_VARIABLE}=1): the reply holds a tool call the "
-            f"{fmt.name} reader could not read: {error}"
+            f"{fmt.name} reader could not read: {error}{streamed}"
         ) from None
-    logger.warning("templatestudio: %s; the reply is returned as content, unchanged", error)
+    logger.warning("templatestudio: %s; the reply is returned as content, unchanged%s", error, streamed)
 
 
 def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None,
@@ -306,7 +314,9 @@ class ReplyStream:
                  reasoning_taken: bool = False) -> None:
         self.format, self.strict = fmt, strict
         # strict=False: a cut call is no leak (see the module docstring). Layout as read_reply's.
-        self.stream = ToolCallStream(fmt, strict=False, tools=tools, layout=reasoning_taken)
+        # An open call's arguments go out as they arrive (argument_deltas; its rule for a call that
+        # then proves different: ArgumentsWithdrawn, logged, and the slot stays unfinished).
+        self.stream = ArgumentStream(fmt, strict=False, tools=tools, layout=reasoning_taken)
         self.taken = TakenContent(fmt.reasoning_pairs) if reasoning_taken else None
         self.content = ReplyContent(fmt.reasoning_pairs)
         self.text = ""
@@ -343,7 +353,7 @@ class ReplyStream:
         return self.taken.add(events) if self.taken is not None else self.content.add(events, self.text)
 
     def _leak(self, error: Exception) -> str:
-        leak(error, self.format, self.strict)
+        leak(error, self.format, self.strict, self.stream.open_slot)
         self.leaked = True
         rest = self.text[self.settled :] if self.taken is not None else self.content.unsent(self.text, self.settled)
         self.settled = len(self.text)

@@ -15,15 +15,17 @@ from __future__ import annotations
 
 import logging
 
+from templatestudio.argument_deltas import ArgumentsDelta, ArgumentsWithdrawn
 from templatestudio.calls import ParsedToolCall
 from templatestudio.events import CutToolCall, ReasoningDelta, ToolCallEvent
 
-__all__ = ["Calls", "ReplyContent", "TakenContent", "not_sent"]
+__all__ = ["Calls", "ReplyContent", "TakenContent", "not_sent", "withdrawn"]
 
 # A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
 logger = logging.getLogger("vllm.templatestudio")
 
-Calls = list[tuple[ParsedToolCall, "str | None"]]  # each call with the id the reply wrote, if any
+# Each call with the id the reply wrote, if any; a stream's also holds its ArgumentsDelta pieces, in order.
+Calls = list["tuple[ParsedToolCall, str | None] | ArgumentsDelta"]
 
 
 class ReplyContent:
@@ -50,7 +52,7 @@ class ReplyContent:
     def add(self, events, text: str) -> tuple[str, Calls]:
         """(content, calls) for the next events; text is the reply so far."""
         pieces, calls = [], []
-        for event in events:
+        for position, event in enumerate(events):
             if isinstance(event, ReasoningDelta) and self.opening:
                 pieces.append(self._reasoning(event.text, text))
                 continue
@@ -60,12 +62,14 @@ class ReplyContent:
                 if self.opening:
                     pieces.append(self._empty_blocks(text))
                 self.opening = False
-                not_sent(event)
-            elif isinstance(event, ToolCallEvent):
+                not_sent(event, _streamed_before(events, position))
+            elif isinstance(event, (ToolCallEvent, ArgumentsDelta)):
                 if self.opening:
                     pieces.append(self._empty_blocks(text))
-                calls.append((event.call, event.id))
+                calls.append((event.call, event.id) if isinstance(event, ToolCallEvent) else event)
                 self.opening = False
+            elif isinstance(event, ArgumentsWithdrawn):
+                withdrawn(events, position)
             elif self.opening:
                 pieces.append(self._text(event.text, text))
                 self.opening = not event.text.strip()
@@ -141,13 +145,37 @@ class ReplyContent:
         return text[self.position :] if self.opening else text[settled:]
 
 
-def not_sent(cut: CutToolCall) -> None:
-    """Log a call the reply ended inside: it goes out as neither a call nor content."""
+def not_sent(cut: CutToolCall, streamed: int | None = None) -> None:
+    """Log a call the reply ended inside: it goes out as neither a call nor content.
+
+    streamed: the index its arguments went out under, in pieces (they stay unfinished).
+    """
     named = f" to {cut.name}" if cut.name is not None else ""
+    pieces = "" if streamed is None else f"; its arguments, streamed as tool call {streamed}, stay unfinished"
     logger.warning(
         "templatestudio: the reply ended inside a tool call%s at offset %d (%d characters of it written); "
-        "the call is not sent", named, cut.offset, len(cut.raw),
+        "the call is not sent%s", named, cut.offset, len(cut.raw), pieces,
     )
+
+
+def withdrawn(events: list, position: int) -> None:
+    """Log a call whose arguments went out in pieces and that then proved different (argument_deltas' rule).
+
+    A cut call says so in its own line (``not_sent``), which follows right after.
+    """
+    event = events[position]
+    if position + 1 < len(events) and isinstance(events[position + 1], CutToolCall):
+        return
+    logger.warning(
+        "templatestudio: tool call %d, whose arguments were streamed, was not read as they said (%s); "
+        "its arguments stay unfinished", event.index, event.why,
+    )
+
+
+def _streamed_before(events: list, position: int) -> int | None:
+    """The index of the call withdrawn right before events[position], if it was."""
+    before = events[position - 1] if position else None
+    return before.index if isinstance(before, ArgumentsWithdrawn) else None
 
 
 class TakenContent:
@@ -164,13 +192,17 @@ class TakenContent:
 
     def add(self, events) -> tuple[str, Calls]:
         pieces, calls = [], []
-        for event in events:
+        for position, event in enumerate(events):
             if isinstance(event, ReasoningDelta):
                 pieces.append(f"{self.pair[0]}{event.text}{self.pair[1]}")
             elif isinstance(event, CutToolCall):
-                not_sent(event)
+                not_sent(event, _streamed_before(events, position))
             elif isinstance(event, ToolCallEvent):
                 calls.append((event.call, event.id))
+            elif isinstance(event, ArgumentsDelta):
+                calls.append(event)
+            elif isinstance(event, ArgumentsWithdrawn):
+                withdrawn(events, position)
             else:
                 pieces.append(event.text)
         return "".join(pieces), calls

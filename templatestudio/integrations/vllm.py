@@ -84,6 +84,7 @@ from vllm.tool_parsers import ToolParser, ToolParserManager  # noqa: E402
 from vllm.tool_parsers.tool_strict_level import ToolStrictLevel  # noqa: E402
 from xgrammar import StructuralTag  # noqa: E402
 
+from templatestudio.argument_deltas import ArgumentsDelta  # noqa: E402
 from templatestudio.calls import NoToolCallFormat, UnparsedToolCall  # noqa: E402
 from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.integrations.served import (  # noqa: E402
@@ -249,8 +250,24 @@ class TemplateStudioToolParser(ToolParser):
         return make_tool_call_id()
 
     def _message(self, content: str, calls) -> DeltaMessage | None:
+        """One DeltaMessage: content, whole calls, and the pieces of calls still being written.
+
+        A call whose pieces went out (``ArgumentsDelta``) took its index with its
+        first piece; its last piece comes just before the call itself, which
+        then only completes vLLM's bookkeeping.
+        """
         deltas: list[DeltaToolCall] = []
-        for call, written in calls:
+        finishing: int | None = None
+        for item in calls:
+            if isinstance(item, ArgumentsDelta):
+                deltas += self._piece(item)
+                finishing = item.index if item.final else None
+                continue
+            call, written = item
+            if finishing is not None:
+                self.prev_tool_call_arr[finishing]["arguments"] = call.arguments
+                finishing = None
+                continue
             index = len(self.prev_tool_call_arr)
             # vLLM's own bookkeeping, kept in step so its end-of-stream top-up adds nothing.
             self.prev_tool_call_arr.append({"name": call.name, "arguments": call.arguments})
@@ -263,6 +280,24 @@ class TemplateStudioToolParser(ToolParser):
         if not content and not deltas:
             return None
         return DeltaMessage(content=content or None, tool_calls=deltas)
+
+    def _piece(self, delta: ArgumentsDelta) -> list[DeltaToolCall]:
+        """A piece of a call's arguments; the first piece of a call opens it with its id and name."""
+        out = []
+        if delta.index == len(self.prev_tool_call_arr):
+            # Until the call is read, vLLM's top-up sees the text streamed so far as the whole:
+            # a call that then proves different is topped up with nothing.
+            self.prev_tool_call_arr.append({"name": delta.name, "arguments": ""})
+            self.streamed_args_for_tool.append("")
+            self.current_tool_id = delta.index
+            name = DeltaFunctionCall(name=delta.name).model_dump(exclude_none=True)
+            out.append(DeltaToolCall(index=delta.index, type="function", id=self.call_id(), function=name))
+        if delta.text:
+            self.streamed_args_for_tool[delta.index] += delta.text
+            self.prev_tool_call_arr[delta.index]["arguments"] = self.streamed_args_for_tool[delta.index]
+            arguments = DeltaFunctionCall(arguments=delta.text).model_dump(exclude_none=True)
+            out.append(DeltaToolCall(index=delta.index, function=arguments))
+        return out
 
 
 def named_parser(base: type, name: str) -> type:

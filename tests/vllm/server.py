@@ -152,10 +152,11 @@ def joined(chunks: list[dict]) -> dict:
     """A streamed reply put together: content, reasoning, calls (name, id, joined arguments), finish_reason.
 
     Chunk boundaries differ between runs, so only the joined fragments are
-    compared. Also checks the order vLLM clients rely on: a call's name
-    (and id) arrive before its argument fragments.
+    compared (``argument_pieces`` counts each call's argument fragments).
+    Also checks the order vLLM clients rely on: a call's name (and id)
+    arrive before its argument fragments.
     """
-    content, reasoning, calls, finish, fragments = "", "", {}, None, []
+    content, reasoning, calls, finish, fragments, pieces = "", "", {}, None, [], {}
     for chunk in chunks:
         assert "error" not in chunk, chunk
         for choice in chunk["choices"]:
@@ -173,9 +174,11 @@ def joined(chunks: list[dict]) -> dict:
                 if function.get("arguments"):
                     assert entry["name"] is not None, "argument fragments come after the name"
                     entry["arguments"] += function["arguments"]
+                    pieces[call["index"]] = pieces.get(call["index"], 0) + 1
             finish = choice.get("finish_reason") or finish
     return {"content": content, "reasoning": reasoning, "calls": [calls[i] for i in sorted(calls)],
-            "finish_reason": finish, "content_fragments": fragments}
+            "finish_reason": finish, "content_fragments": fragments,
+            "argument_pieces": [pieces.get(i, 0) for i in sorted(calls)]}
 
 
 def report(config, line: str) -> None:

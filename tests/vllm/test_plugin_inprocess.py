@@ -311,8 +311,21 @@ def stream(parser, text: str, cuts: list[int], request=None):
             if delta.function and delta.function.arguments:
                 assert entry[0] is not None, "argument fragments follow the name"
                 entry[1] += delta.function.arguments
-    joined = [(name, json.loads(arguments), call_id) for name, arguments, call_id in calls.values()]
-    return content, joined, messages
+    # A call whose arguments went out in pieces and that then proved no call (argument_deltas' rule)
+    # keeps arguments that never parse: the client's sign that it is not a call. It is left out here,
+    # so what is left must equal the whole reply's calls.
+    joined = [(name, _parsed(arguments), call_id) for name, arguments, call_id in calls.values()]
+    return content, [call for call in joined if call[1] is not _UNFINISHED], messages
+
+
+_UNFINISHED = object()
+
+
+def _parsed(arguments: str):
+    try:
+        return json.loads(arguments)
+    except ValueError:
+        return _UNFINISHED
 
 
 def test_every_format_is_detected_from_a_template_that_writes_it(parser_maker):
@@ -533,7 +546,8 @@ def core_stream(fmt, text: str, cuts: list[int], *, strict: bool = False):
     core = ReplyStream(fmt, strict=strict)
     bounds = [0, *sorted(set(cuts)), len(text)]
     pieces = [core.feed(text[start:end]) for start, end in zip(bounds, bounds[1:])] + [core.close()]
-    calls = [(call.name, call.arguments, written) for _, sent in pieces for call, written in sent]
+    # Whole calls; the pieces of calls still being written (ArgumentsDelta) are the vLLM parser's to send.
+    calls = [(item[0].name, item[0].arguments, item[1]) for _, sent in pieces for item in sent if isinstance(item, tuple)]
     return "".join(content for content, _ in pieces), calls
 
 

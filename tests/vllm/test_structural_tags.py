@@ -24,6 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grammar_walk import Walker
+from templatestudio.argument_deltas import ArgumentsDelta
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.integrations.served import ReplyStream, read_reply
@@ -188,7 +189,14 @@ def _read_and_check(fmt, text: str, rng: random.Random, *, need_call: bool) -> N
     piece_content, piece_calls = stream.close()
     streamed_content.append(piece_content)
     streamed_calls.extend(piece_calls)
-    assert [(call.name, call.arguments) for call, _ in streamed_calls] == [(c.name, c.arguments) for c, _ in calls]
+    whole = [item[0] for item in streamed_calls if isinstance(item, tuple)]
+    assert [(call.name, call.arguments) for call in whole] == [(c.name, c.arguments) for c, _ in calls]
+    pieces: dict[int, str] = {}
+    for item in streamed_calls:  # a call whose arguments streamed: its pieces join to them exactly
+        if isinstance(item, ArgumentsDelta):
+            pieces[item.index] = pieces.get(item.index, "") + item.text
+    for index, joined in pieces.items():
+        assert joined == json.dumps(whole[index].arguments, ensure_ascii=False), (fmt.name, text)
 
 
 def _walk_and_read(name: str, mode: str, *, stop: float) -> None:

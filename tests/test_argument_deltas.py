@@ -1,0 +1,262 @@
+"""Argument deltas (templatestudio.argument_deltas, wire.json_prefix): pieces of a call's arguments as they arrive.
+
+The properties: the canonical prefix of any JSON value, fed in any pieces,
+is always a prefix of ``json.dumps(json.loads(raw), ensure_ascii=False)``
+and ends equal to it; for every format that gets deltas and any calls its
+writer writes, in any chunking, the deltas of each call concatenate to
+exactly its arguments' JSON, never finish it before the reader has read the
+call, and the events without the deltas are the plain stream's (so
+``read_events``'s). Then the rule for a call that proves different after
+deltas went out, for each way it can: a key written twice, a reply cut
+inside the call, a call the reader refuses.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from templatestudio.argument_deltas import (
+    ArgumentStream,
+    ArgumentsDelta,
+    ArgumentsWithdrawn,
+    CallPreview,
+    StreamedCallChanged,
+    preview_refusal,
+)
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.engine import read_events
+from templatestudio.events import CutToolCall, ToolCallEvent, merge_deltas
+from templatestudio.formats import FORMATS
+from templatestudio.wire.json_prefix import JsonPrefix
+
+DELTA_FORMATS = [name for name, fmt in FORMATS.items() if preview_refusal(fmt.wire) is None]
+KEYS = st.text(max_size=8)
+SCALARS = st.none() | st.booleans() | st.integers(-(10**20), 10**20) | \
+    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=12)
+VALUES = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(KEYS, inner, max_size=3),
+                      max_leaves=10)
+ARGUMENTS = st.dictionaries(KEYS, VALUES, max_size=5)
+NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,20}", fullmatch=True)
+
+
+def canonical(value) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def pieces(text: str, seed: int, largest: int = 16) -> list[str]:
+    rng, out, at = random.Random(seed), [], 0
+    while at < len(text):
+        size = rng.randint(1, largest)
+        out.append(text[at : at + size])
+        at += size
+    return out
+
+
+def fed(stream, text: str, seed: int) -> list:
+    events = []
+    for piece in pieces(text, seed):
+        events += stream.feed(piece)
+    return events + stream.close()
+
+
+# --- the canonical prefix of one JSON value -----------------------------------------------------
+
+
+@settings(max_examples=600)
+@given(value=ARGUMENTS, ascii_only=st.booleans(), indent=st.sampled_from([None, 0, 1, "\t"]),
+       separators=st.sampled_from([None, (",", ":"), (" ,", " : ")]), seed=st.integers(0, 2**16),
+       after=st.text(max_size=6))
+def test_any_writing_of_a_value_gives_its_canonical_text_and_only_prefixes_of_it(
+        value, ascii_only, indent, separators, seed, after):
+    raw = json.dumps(value, ensure_ascii=ascii_only, indent=indent, separators=separators)
+    want = canonical(json.loads(raw))
+    prefix, given_out = JsonPrefix(), ""
+    for piece in pieces(raw + after, seed, 6):
+        given_out += prefix.feed(piece)
+        assert want.startswith(given_out), (raw, given_out)
+    assert (given_out, prefix.end, prefix.broken) == (want, len(raw), None)
+
+
+@settings(max_examples=600)
+@given(value=ARGUMENTS, where=st.integers(0, 10**6), edit=st.sampled_from(["drop", "insert"]),
+       char=st.sampled_from(list('{}[],:"\\ \n0-.etrufalsn\x01')), seed=st.integers(0, 2**16))
+def test_a_damaged_value_never_gives_out_what_the_decoder_would_not(value, where, edit, char, seed):
+    """Whatever the text, the output is canonical JSON of what the decoder reads, up to where it stops."""
+    raw = json.dumps(value, ensure_ascii=False)
+    at = where % (len(raw) + 1)
+    raw = raw[:at] + raw[at + 1:] if edit == "drop" else raw[:at] + char + raw[at:]
+    prefix = JsonPrefix()
+    given_out = "".join(prefix.feed(piece) for piece in pieces(raw, seed, 5))
+    if prefix.end is not None:
+        decoded = json.loads(raw[: prefix.end])
+        assert given_out == canonical(decoded)
+    try:
+        decoded = json.loads(raw, object_pairs_hook=_no_twice)
+    except ValueError:
+        return
+    if isinstance(decoded, dict) and "Infinity" not in canonical(decoded):
+        assert prefix.broken is None and given_out == canonical(decoded)
+
+
+def _no_twice(pairs):
+    keys = [key for key, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("a key twice")
+    return dict(pairs)
+
+
+@pytest.mark.parametrize(("raw", "out", "broken"), [
+    ('{"a": 1, "a": 2}', '{"a": 1, ', "the key 'a' a second time at offset 9 (the decoder keeps the last value)"),
+    ('{"a": "x\ny"}', '{"a": "x', "a raw control character '\\n' in a string at offset 8"),
+    ('{"a": 1e400}', '{"a": ', "'1e400' is not a finite number"),
+    ('{"a": 1' + "0" * 5000 + "}", '{"a": ', "'10000000000000000000'… has more digits than the decoder reads"),
+    ('{"a": tru}', '{"a": ', "'tru' is not 'true'"),
+    ('{"a": 01}', '{"a": ', "'01' is not a JSON number"),
+    ('{"a": "\\x"}', '{"a": "', "no JSON escape \\x at offset 8"),
+    ('{"a": "\\u12g4"}', '{"a": "', "\\u12g is not a \\uXXXX escape at offset 11"),
+    ("{'a': 1}", "{", "a key must be a string, not \"'\" at offset 1"),
+    ('{"a" 1}', '{"a"', "':' expected after a key, not '1' at offset 5"),
+    ('{"a": 1]', '{"a": 1', "']' does not close '{' at offset 7"),
+])
+def test_each_way_out_of_json_stops_the_prefix_with_its_reason(raw, out, broken):
+    prefix = JsonPrefix()
+    assert "".join(prefix.feed(char) for char in raw) == out
+    assert prefix.broken == broken and prefix.end is None
+
+
+def test_surrogate_escapes_pair_up_as_the_decoder_pairs_them():
+    for raw in ('{"a": "\\ud83d\\ude00"}', '{"a": "\\ud83d x"}', '{"a": "\\ud800\\ud800"}', '{"a": "\\udc00"}'):
+        prefix = JsonPrefix()
+        assert "".join(prefix.feed(char) for char in raw) == canonical(json.loads(raw)), raw
+
+
+# --- which formats get deltas -----------------------------------------------------------------
+
+
+def test_every_format_gets_deltas_or_says_why_not():
+    for name, fmt in FORMATS.items():
+        why = preview_refusal(fmt.wire)
+        assert why is None or (isinstance(why, str) and why), name
+        if why is not None:
+            with pytest.raises(ValueError, match="no argument deltas for this shape"):
+                CallPreview(fmt.wire)
+    assert {"hermes", "mistral", "llama3-json", "functionary-v3.1"} <= set(DELTA_FORMATS)
+    assert preview_refusal(FORMATS["qwen-xml"].wire) == \
+        "its values are written as text, typed by the request's schema only once the call is whole"
+    assert preview_refusal(FORMATS["gemma4"].wire) == "its arguments are written in the {key:value} grammar, not JSON"
+    assert preview_refusal(FORMATS["harmony"].wire) == \
+        "part of its call is read by the module's own code, not by the declaration"
+    assert preview_refusal(FORMATS["deepseek-v3.1"].wire) == "its calls stand in a section, several to a region"
+    assert preview_refusal(FORMATS["granite"].wire) == "its calls stand in a JSON list"
+
+
+def test_a_format_without_deltas_gives_exactly_the_streams_events():
+    fmt = FORMATS["qwen-xml"]
+    text = "Let me check.\n" + fmt.wire.write_call(ParsedToolCall("get_weather", {"city": "Paris"}))
+    assert merge_deltas(fed(ArgumentStream(fmt), text, 1)) == read_events(text, fmt)
+
+
+# --- the property over every format with deltas -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+@settings(max_examples=120, suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
+@given(data=st.data(), seed=st.integers(0, 2**16), prose=st.sampled_from(["", "Let me check. ", "Sure:\n"]))
+def test_the_deltas_of_each_call_make_its_arguments_and_the_rest_is_the_stream(name, data, seed, prose):
+    fmt = FORMATS[name]
+    calls = data.draw(st.lists(st.builds(ParsedToolCall, NAMES, ARGUMENTS), min_size=1, max_size=3))
+    assume(not any(fmt.limits_for(call.arguments) for call in calls))
+    text = prose + fmt.wire.write_calls(calls)
+    events = fed(ArgumentStream(fmt), text, seed)
+    plain = [event for event in events if not isinstance(event, ArgumentsDelta)]
+    assert merge_deltas(plain) == read_events(text, fmt)
+    read = [event.call for event in plain if isinstance(event, ToolCallEvent)]
+    for index, call in enumerate(read):
+        mine = [event for event in events if isinstance(event, ArgumentsDelta) and event.index == index]
+        if not mine:
+            continue
+        assert {delta.name for delta in mine} == {call.name}
+        assert "".join(delta.text for delta in mine) == canonical(call.arguments)
+        assert [delta.final for delta in mine] == [False] * (len(mine) - 1) + [True]
+        before_final = "".join(delta.text for delta in mine[:-1])
+        with pytest.raises(ValueError):
+            json.loads(before_final)  # never whole before the reader has read the call
+        following = events[next(at for at, event in enumerate(events) if event is mine[-1]) + 1]
+        assert isinstance(following, ToolCallEvent) and following.call == call
+        if len(canonical(call.arguments)) > 64:  # written over several pieces: it streamed
+            assert len(mine) >= 3, (text, mine)
+    assert not any(isinstance(event, ArgumentsDelta) and event.index >= len(read) for event in events)
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+def test_a_long_argument_streams_in_the_pieces_it_arrives_in(name):
+    fmt = FORMATS[name]
+    body = "line of a file, with \"quotes\" and \\ and ünïcode\n" * 400
+    text = fmt.wire.write_call(ParsedToolCall("write_file", {"path": "a.txt", "content": body}))
+    stream, given_out = ArgumentStream(fmt), []
+    for piece in pieces(text, 7, 32):
+        given_out += [event for event in stream.feed(piece) if isinstance(event, ArgumentsDelta)]
+    assert len(given_out) > 400  # one delta for almost every piece of the body
+    assert canonical({"path": "a.txt", "content": body}).startswith("".join(d.text for d in given_out))
+
+
+# --- the rule for a call that proves different --------------------------------------------------
+
+
+def twice(name: str) -> str:
+    """A call whose arguments hold the key "a" twice: the reader keeps the last value."""
+    fmt = FORMATS[name]
+    written = fmt.wire.write_call(ParsedToolCall("get_weather", {"a": "first value, long enough", "zz": 2}))
+    return "Sure. " + written.replace('"zz"', '"a"')
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+def test_a_key_written_twice_after_its_deltas_went_out(name):
+    text, fmt = twice(name), FORMATS[name]
+    with pytest.raises(StreamedCallChanged, match=rf"the {name} call 0 at offset 6, whose arguments were streamed, "
+                                                  r"proved different: its arguments were given out as"):
+        fed(ArgumentStream(fmt), text, 3)
+    events = fed(ArgumentStream(fmt, strict=False), text, 3)
+    withdrawn = [event for event in events if isinstance(event, ArgumentsWithdrawn)]
+    assert [event.index for event in withdrawn] == [0]
+    (call,) = [event.call for event in events if isinstance(event, ToolCallEvent)]
+    assert call.arguments == {"a": 2}  # what the reader read, as a new call after the withdrawn one
+    after = events[next(at for at, event in enumerate(events) if event is withdrawn[0]) + 1:]
+    assert not any(isinstance(event, ArgumentsDelta) and event.index == 0 for event in after)
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+@pytest.mark.parametrize("keep", [0.5, 0.9])
+def test_a_reply_cut_inside_a_call_after_its_deltas_went_out(name, keep):
+    fmt = FORMATS[name]
+    call = ParsedToolCall("get_weather", {"city": "Paris", "note": "x" * 80})
+    written = fmt.wire.write_call(call)
+    text = "Sure. " + written[: int(len(written) * keep)]
+    with pytest.raises(UnparsedToolCall):
+        fed(ArgumentStream(fmt), text, 5)
+    events = fed(ArgumentStream(fmt, strict=False), text, 5)
+    deltas = [event for event in events if isinstance(event, ArgumentsDelta)]
+    assert deltas and not any(delta.final for delta in deltas)
+    last = max(at for at, event in enumerate(events) if isinstance(event, ArgumentsDelta))
+    assert [type(event) for event in events[last + 1:]] == [ArgumentsWithdrawn, CutToolCall]
+
+
+@pytest.mark.parametrize("name", [name for name in DELTA_FORMATS if FORMATS[name].wire.call.close])
+def test_a_call_the_reader_refuses_after_its_deltas_went_out(name):
+    """Text between the arguments and the closer: the reader refuses the call, strict or not."""
+    fmt = FORMATS[name]
+    written = fmt.wire.write_call(ParsedToolCall("get_weather", {"city": "Paris, a long way from here"}))
+    closer = fmt.wire.call.tail + fmt.wire.call.close
+    text = "Sure. " + written[: written.rindex(closer)] + " and more" + written[written.rindex(closer):]
+    for strict in (True, False):
+        stream = ArgumentStream(fmt, strict=strict)
+        with pytest.raises(UnparsedToolCall):
+            for piece in pieces(text, 2):
+                stream.feed(piece)
+            stream.close()
+        assert stream.open_slot == 0  # the call whose deltas went out, for the caller's leak policy
