@@ -157,6 +157,8 @@ class CallPreview:
         self._value: JsonPrefix | None = None  # the JSON value being followed
         self._key: str | None = None  # what the value being followed is: "name", "arguments" or "other"
         self._name_text = ""  # NameKey: the name's canonical JSON string so far
+        # Characters looked at, in all (a name or key looked for again counts again): linear in the call.
+        self.examined = 0
 
     @property
     def arguments(self) -> str:
@@ -173,9 +175,18 @@ class CallPreview:
                 if self._value is not None:  # the value needs more text
                     return
                 continue
+            if isinstance(step, _Literal) or step == "members":
+                # Whitespace before a literal or a member is passed once, even while waiting for more
+                # text: a flood of it is not looked at again on every feed.
+                skipped = at
+                while at < len(text) and text[at] in JSON_SPACE:
+                    at += 1
+                self.examined += at - skipped
+                self._seen = at - start
             found = self._match(step, text, at)
             if found is None:
                 return
+            self.examined += found - at
             self._seen = found - start
 
     # --- the plan: what the held text holds, in order ----------------------------------------
@@ -207,6 +218,7 @@ class CallPreview:
 
     def _read_name(self, text: str, at: int) -> int | None:
         close = self._steps[1].core
+        self.examined += min(len(text) - at, _LONGEST_NAME + len(close))
         end = text.find(close, at, at + _LONGEST_NAME + len(close)) if close else -1
         if end == -1:
             if len(text) - at > _LONGEST_NAME or not close:
@@ -239,6 +251,7 @@ class CallPreview:
         if char != '"' or self._key is not None:
             self.stopped = f"a key of the call object expected at {at}, not {char!r}"
             return None
+        self.examined += min(len(text) - at, _LONGEST_NAME + 2)
         end = _string_end(text, at, _LONGEST_NAME)
         if end is None:
             if len(text) - at > _LONGEST_NAME:
@@ -270,6 +283,7 @@ class CallPreview:
                 self.stopped = "the arguments are not written as a JSON object"
                 return
         fed_before = value.fed
+        self.examined += len(text) - at
         piece = value.feed(text[at:])
         if self._key == "arguments":
             self._canonical += piece

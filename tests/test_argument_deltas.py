@@ -260,3 +260,21 @@ def test_a_call_the_reader_refuses_after_its_deltas_went_out(name):
                 stream.feed(piece)
             stream.close()
         assert stream.open_slot == 0  # the call whose deltas went out, for the caller's leak policy
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+@pytest.mark.parametrize("where", ["before the arguments", "inside the arguments"])
+def test_following_a_call_is_linear_in_its_text_even_through_a_whitespace_flood(name, where):
+    """Counted work, not the clock: each character of the held call is looked at a bounded number of times."""
+    fmt = FORMATS[name]
+    written = fmt.wire.write_call(ParsedToolCall("get_weather", {"city": "Paris"}))
+    flood = " \n" * 20_000
+    at = written.index("{") if where == "before the arguments" else written.index('"Paris"')
+    text = written[:at] + flood + written[at:]
+    preview = CallPreview(fmt.wire)
+    for end in range(16, len(text) + 16, 16):
+        preview.advance(text[:end], 0)
+    assert preview.examined <= 2 * len(text) + 16 * _LONGEST + 1000, (preview.examined, len(text))
+
+
+_LONGEST = 256 + 64  # a name or key is looked for again, within this reach, until it ends
