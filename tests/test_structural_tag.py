@@ -53,16 +53,19 @@ def test_every_format_has_a_grammar_or_a_reason_and_never_both():
             assert str(raised.value) == why
 
 
-def _triggered_parts(node):
-    """Every triggered_tags node under node (a tag's content may hold further structure)."""
+def _objects(node):
+    """Every JSON object in node, node itself included (a tag's content, a schema's subschemas)."""
     if isinstance(node, dict):
-        if node.get("type") == "triggered_tags":
-            yield node
-        for value in node.values():
-            yield from _triggered_parts(value)
-    elif isinstance(node, list):
-        for value in node:
-            yield from _triggered_parts(value)
+        yield node
+        children = node.values()
+    else:
+        children = node if isinstance(node, list) else ()
+    for child in children:
+        yield from _objects(child)
+
+
+def _triggered_parts(node):
+    return (part for part in _objects(node) if part.get("type") == "triggered_tags")
 
 
 def test_in_auto_mode_every_tag_opens_with_a_trigger():
@@ -110,16 +113,10 @@ SCHEMAS = st.recursive(
 
 
 def _numeric(schema):
-    if isinstance(schema, dict):
-        kinds = schema.get("type")
-        kinds = set(kinds) if isinstance(kinds, list) else {kinds}
-        if kinds & {"number", "integer"}:
-            yield schema
-        for value in schema.values():
-            yield from _numeric(value)
-    elif isinstance(schema, list):
-        for item in schema:
-            yield from _numeric(item)
+    for part in _objects(schema):
+        kinds = part.get("type")
+        if (set(kinds) if isinstance(kinds, list) else {kinds}) & {"number", "integer"}:
+            yield part
 
 
 @settings(max_examples=200, deadline=None)
