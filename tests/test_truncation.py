@@ -373,7 +373,7 @@ def test_the_served_reply_sends_the_complete_calls_and_not_the_cut_one(caplog):
     assert content == "Checking\tnow. " + "\n" and [call.name for call, _ in calls] == ["get_exchange_rate"]
     assert "ended inside a tool call to get_exchange_rate" in caplog.text
     for strict in (False, True):  # a cut is no leak: strict mode does not fail the request
-        stream = ReplyStream(fmt, strict=strict)
+        stream = ReplyStream(fmt, strict=strict, deltas=True)
         pieces = [stream.feed(text[at : at + 7]) for at in range(0, len(text), 7)] + [stream.close()]
         assert "".join(piece for piece, _ in pieces) == content
         whole = [item[0].name for _, sent in pieces for item in sent if isinstance(item, tuple)]

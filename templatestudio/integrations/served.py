@@ -11,9 +11,9 @@ shown (notebook 19) where vLLM is not installed.
   in-process for every request anyway.
 - ``read_reply(text, fmt)``: (content, calls) for a whole reply, read by
   ``templatestudio.reader.read_tool_calls``; ``ReplyStream`` gives the same
-  answer for the reply fed in pieces, through one ``ToolCallStream`` (an
-  ``ArgumentStream``: an open call's arguments also go out as they arrive,
-  and join to the arguments the whole read gives). Both
+  answer for the reply fed in pieces, through one ``ToolCallStream`` (with
+  ``deltas``, an ``ArgumentStream``: an open call's arguments also go out as
+  they arrive, and join to the arguments the whole read gives). Both
   take the ``Format`` that ``detect_served_format`` found: the format is
   resolved once per server (per tokenizer and template), never per reply.
 - The request's tools type the calls of a format that writes values as
@@ -56,9 +56,11 @@ from templatestudio.formats import Format, get_format
 from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
+from templatestudio.stream import ToolCallStream
 from templatestudio.wire.structural_tag import refusal
 
 __all__ = [
+    "DELTAS_VARIABLE",
     "STRICT_VARIABLE",
     "DetectedFormat",
     "LeakedToolCall",
@@ -70,10 +72,12 @@ __all__ = [
     "request_served_format",
     "read_reply",
     "request_tools",
+    "deltas_from_environment",
     "strict_from_environment",
 ]
 
 STRICT_VARIABLE = "TEMPLATESTUDIO_VLLM_STRICT"
+DELTAS_VARIABLE = "TEMPLATESTUDIO_VLLM_ARGUMENT_DELTAS"
 # A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
 logger = logging.getLogger("vllm.templatestudio")
 
@@ -244,14 +248,30 @@ def named_served_format(tokenizer, name: str) -> DetectedFormat:
 _TRUE, _FALSE = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
 
-def strict_from_environment(environ=os.environ) -> bool:
-    """Whether TEMPLATESTUDIO_VLLM_STRICT asks leaks to fail the request."""
-    value = environ.get(STRICT_VARIABLE, "").strip().lower()
+def _setting(variable: str, meaning: str, environ) -> bool:
+    value = environ.get(variable, "").strip().lower()
     if value in _TRUE:
         return True
     if value in _FALSE:
         return False
-    raise ValueError(f"{STRICT_VARIABLE} must be 1 (fail on leaks) or 0 (the default), got {value!r}")
+    raise ValueError(f"{variable} must be 1 ({meaning}) or 0 (the default), got {value!r}")
+
+
+def strict_from_environment(environ=os.environ) -> bool:
+    """Whether TEMPLATESTUDIO_VLLM_STRICT asks leaks to fail the request."""
+    return _setting(STRICT_VARIABLE, "fail on leaks", environ)
+
+
+def deltas_from_environment(environ=os.environ) -> bool:
+    """Whether TEMPLATESTUDIO_VLLM_ARGUMENT_DELTAS asks for an open call's arguments in pieces.
+
+    Off by default: a stream then answers exactly what the whole reply
+    answers, for every reply. On, a client gets a call's arguments as they
+    are written, and a call that proves malformed after its pieces went out
+    keeps an unfinished slot (``argument_deltas``' rule), which a whole
+    reply never shows: the price of the early pieces.
+    """
+    return _setting(DELTAS_VARIABLE, "send an open call's arguments in pieces", environ)
 
 
 def leak(error: Exception, fmt, strict: bool, unfinished: int | None = None) -> None:
@@ -311,12 +331,13 @@ class ReplyStream:
     """
 
     def __init__(self, fmt: Format, *, strict: bool = False, tools: list[dict] | None = None,
-                 reasoning_taken: bool = False) -> None:
+                 reasoning_taken: bool = False, deltas: bool = False) -> None:
         self.format, self.strict = fmt, strict
         # strict=False: a cut call is no leak (see the module docstring). Layout as read_reply's.
-        # An open call's arguments go out as they arrive (argument_deltas; its rule for a call that
-        # then proves different: ArgumentsWithdrawn, logged, and the slot stays unfinished).
-        self.stream = ArgumentStream(fmt, strict=False, tools=tools, layout=reasoning_taken)
+        # deltas: an open call's arguments go out as they arrive (argument_deltas; its rule for a
+        # call that then proves different: ArgumentsWithdrawn, logged, and the slot stays unfinished).
+        stream = ArgumentStream if deltas else ToolCallStream
+        self.stream = stream(fmt, strict=False, tools=tools, layout=reasoning_taken)
         self.taken = TakenContent(fmt.reasoning_pairs) if reasoning_taken else None
         self.content = ReplyContent(fmt.reasoning_pairs)
         self.text = ""
@@ -353,7 +374,7 @@ class ReplyStream:
         return self.taken.add(events) if self.taken is not None else self.content.add(events, self.text)
 
     def _leak(self, error: Exception) -> str:
-        leak(error, self.format, self.strict, self.stream.open_slot)
+        leak(error, self.format, self.strict, getattr(self.stream, "open_slot", None))
         self.leaked = True
         rest = self.text[self.settled :] if self.taken is not None else self.content.unsent(self.text, self.settled)
         self.settled = len(self.text)

@@ -19,7 +19,12 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   ``extract_tool_calls_streaming`` feeds one ``ToolCallStream`` per request.
   A call reaches the client as a name delta (with its id), then one
   argument fragment that is the call's JSON; content deltas never hold part
-  of a marker. The stream's end comes through ``finish_streaming``, which
+  of a marker. With ``TEMPLATESTUDIO_VLLM_ARGUMENT_DELTAS=1`` an open call's
+  arguments go out in pieces as they are written (``argument_deltas``: the
+  pieces join to the call's JSON; a call that then proves malformed keeps an
+  unfinished slot, logged, or fails the request when strict). It is off by
+  default because that slot is the one thing a stream would show that the
+  whole reply does not (CanIToolCall's stream-equals-whole check fails on it). The stream's end comes through ``finish_streaming``, which
   vLLM calls for a ``ToolParser`` with ``engine_based_streaming`` set; it
   is needed because a call that is the whole reply (Llama 3's JSON) is only
   known once the reply ends.
@@ -43,7 +48,7 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   structural tag built from the format's declared wire shape and the
   request's tools (``served_grammar``), so the model writes calls in its
   own format; the reply is read like any other. For a format the grammar
-  cannot express (``wire.structural_tag.refusal``, logged once at start-up)
+  cannot express (``DetectedFormat.no_grammar``, in the start-up line)
   or with ``VLLM_ENFORCE_STRICT_TOOL_CALLING=0``, vLLM constrains
   "required" and named choices to its own JSON and reads them itself.
 
@@ -99,6 +104,7 @@ from templatestudio.integrations.served import (  # noqa: E402
     read_reply,
     request_served_format,
     request_tools,
+    deltas_from_environment,
     strict_from_environment,
 )
 from templatestudio.integrations.served_grammar import request_grammar  # noqa: E402
@@ -138,6 +144,7 @@ class TemplateStudioToolParser(ToolParser):
     def __init__(self, tokenizer, tools=None) -> None:
         super().__init__(tokenizer, tools)
         self.strict = strict_from_environment()
+        self.deltas = deltas_from_environment()
         self._serve(self.detect(tokenizer))
         # A request whose own chat_template writes no format we read: its text passes through.
         self.unreadable: str | None = None
@@ -228,7 +235,7 @@ class TemplateStudioToolParser(ToolParser):
         key = getattr(request, "request_id", None) or id(request)
         if key not in self._streams:
             self._streams[key] = ReplyStream(self.format, strict=self.strict, tools=request_tools(request),
-                                             reasoning_taken=not self.skip_reasoning_parsing)
+                                             reasoning_taken=not self.skip_reasoning_parsing, deltas=self.deltas)
         self._last_stream = key
         return self._message(*self._streams[key].feed(delta_text))
 

@@ -18,24 +18,29 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import random
 import re
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 
-from templatestudio.calls import NoToolCallFormat, UnparsedToolCall
+from templatestudio.argument_deltas import preview_refusal
+from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.integrations import plugin_path
 from templatestudio.integrations.served import (
+    DELTAS_VARIABLE,
     STRICT_VARIABLE,
     LeakedToolCall,
     ReplyStream,
+    deltas_from_environment,
     read_reply,
     strict_from_environment,
 )
@@ -399,6 +404,40 @@ def test_streaming_any_chunking_equals_the_whole_reply(parser_maker, data):
     check_stream(answerer(make), fmt, text, content, calls)
 
 
+@settings(max_examples=30)
+@given(data=st.data())
+def test_with_argument_pieces_any_chunking_still_equals_the_whole_reply(parser_maker, data):
+    """TEMPLATESTUDIO_VLLM_ARGUMENT_DELTAS=1: the pieces join to the whole reply's calls.
+
+    A call the reader then refuses keeps a slot whose arguments never parse
+    (``stream`` leaves those out: the client's sign that it was no call), and
+    its text goes on as content, as without pieces.
+    """
+    fmt, make = parser_maker
+    text = data.draw(st.sampled_from(replies(fmt)))
+    cuts = data.draw(st.lists(st.integers(0, len(text)), max_size=12))
+    with mock.patch.dict(os.environ, {DELTAS_VARIABLE: "1"}):  # the parser reads it when built
+        parser = make()
+    content, calls, messages = stream(parser, text, cuts)
+    check_stream(answerer(make), fmt, text, content, calls)
+    if preview_refusal(fmt.wire) is not None:  # no pieces: every call's arguments in one fragment
+        fragments = [d for m in messages for d in m.tool_calls if d.function and d.function.arguments]
+        assert len(fragments) == len(calls)
+
+
+@pytest.mark.parametrize("name", [name for name in SERVED if preview_refusal(FORMATS[name].wire) is None])
+def test_with_argument_pieces_a_long_argument_arrives_in_many(name, monkeypatch):
+    fmt = FORMATS[name]
+    make = lambda: without_reasoning_parser(template_writing(fmt))  # noqa: E731
+    monkeypatch.setenv(DELTAS_VARIABLE, "1")
+    body = "a line of the file\n" * 200
+    text = fmt.write_call(ParsedToolCall("write_file", {"path": "a.txt", "content": body}))
+    content, calls, messages = stream(make(), text, list(range(0, len(text), 8)))
+    assert named(calls) == [("write_file", {"path": "a.txt", "content": body})]
+    fragments = [d for m in messages for d in m.tool_calls if d.function and d.function.arguments]
+    assert len(fragments) > len(text) // 8 - 20  # one piece for almost every 8 characters written
+
+
 def test_streaming_one_character_at_a_time(parser_maker):
     # Content deltas never hold part of a marker: joined, they equal the whole reply's content.
     fmt, make = parser_maker
@@ -659,6 +698,13 @@ def test_the_format_is_logged_once_per_template():
             without_reasoning_parser(tokenizer)
     lines = [r.getMessage() for r in log.records]
     assert lines == [lines[0]] and "fenced-json format" in lines[0] and "arguments typed as written" in lines[0]
+
+
+def test_the_argument_pieces_setting_reads_only_clear_values():
+    assert deltas_from_environment({}) is False
+    assert deltas_from_environment({DELTAS_VARIABLE: "on"}) is True
+    with pytest.raises(ValueError, match=f"{DELTAS_VARIABLE} must be 1 \\(send an open call's arguments in pieces\\)"):
+        deltas_from_environment({DELTAS_VARIABLE: "2"})
 
 
 def test_strict_setting_reads_only_clear_values():

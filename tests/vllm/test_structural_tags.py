@@ -178,7 +178,7 @@ def _read_and_check(fmt, text: str, rng: random.Random, *, need_call: bool) -> N
         assert call.name in SCHEMAS, (call.name, text)
         jsonschema.validate(call.arguments, SCHEMAS[call.name])
         json.dumps(call.arguments, allow_nan=False)  # what vLLM sends must be JSON
-    stream = ReplyStream(fmt, tools=TOOLS, reasoning_taken=True)
+    stream = ReplyStream(fmt, tools=TOOLS, reasoning_taken=True, deltas=True)
     streamed_content, streamed_calls, position = [], [], 0
     while position < len(text):
         size = rng.randint(1, 12)
