@@ -139,9 +139,10 @@ class CallPreview:
 
     ``advance(text, start)`` looks at the held call's text (from index
     start of text) past what it saw before; ``name`` is the call's name once
-    read (None before), ``arguments`` the canonical arguments text made
-    certain so far, less the closing brace; ``stopped`` says why it stopped
-    following (None while it follows).
+    read (None before); ``take()`` gives the canonical arguments text made
+    certain since the last ``take``, never the closing brace; ``stopped``
+    says why it stopped following (None while it follows). Each piece is
+    kept once and given once, so a long argument costs linear work.
     """
 
     def __init__(self, shape: WireShape) -> None:
@@ -151,7 +152,8 @@ class CallPreview:
         self.name: str | None = None
         self.stopped: str | None = None
         self._done = False  # the arguments' value is complete
-        self._canonical = ""  # the arguments' canonical text so far
+        self._pieces: list[str] = []  # the arguments' canonical text so far, in the pieces it came in
+        self._taken = 0  # how many of them take() gave
         self._seen = 0  # held-call characters looked at
         self._steps = self._plan()
         self._value: JsonPrefix | None = None  # the JSON value being followed
@@ -160,9 +162,11 @@ class CallPreview:
         # Characters looked at, in all (a name or key looked for again counts again): linear in the call.
         self.examined = 0
 
-    @property
-    def arguments(self) -> str:
-        return self._canonical[:-1] if self._done else self._canonical
+    def take(self) -> str:
+        """The arguments' canonical text made certain since the last take, less the closing brace."""
+        new = "".join(self._pieces[self._taken:])
+        self._taken = len(self._pieces)
+        return new[:-1] if self._done and new else new
 
     def advance(self, text: str, start: int) -> None:
         while self.stopped is None and self._steps:
@@ -266,7 +270,7 @@ class CallPreview:
         key = json.loads(text[at:end])
         arguments = self.shape.arguments
         self._key = "name" if key == self.shape.name.key else "arguments" if key in arguments.keys else "other"
-        if self._key == "arguments" and (self._done or self._canonical):
+        if self._key == "arguments" and (self._done or self._pieces):
             self.stopped = "the call object has arguments a second time"
             return None
         self._value = JsonPrefix()
@@ -277,7 +281,7 @@ class CallPreview:
 
     def _follow_value(self, text: str, at: int) -> None:
         value = self._value
-        if self._key == "arguments" and value.end is None and not self._canonical:
+        if self._key == "arguments" and value.end is None and not self._pieces:
             first = text[at:].lstrip(JSON_SPACE)[:1]
             if first and first != "{":
                 self.stopped = "the arguments are not written as a JSON object"
@@ -286,7 +290,8 @@ class CallPreview:
         self.examined += len(text) - at
         piece = value.feed(text[at:])
         if self._key == "arguments":
-            self._canonical += piece
+            if piece:
+                self._pieces.append(piece)
         elif self._key == "name":
             self._name_text += piece
         if value.broken is not None:
@@ -347,7 +352,7 @@ class ArgumentStream:
         self._preview_at = -1  # reply offset of the call being previewed
         self._index = 0  # the next call's index
         self._slot: int | None = None  # the previewed call's index, once its name went out
-        self._sent = ""  # its arguments text given out so far
+        self._sent: list[str] = []  # its arguments text given out so far, piece by piece
 
     @property
     def offset(self) -> int:
@@ -388,15 +393,15 @@ class ArgumentStream:
         first = self._slot is None
         if first:
             self._slot, self._index = self._index, self._index + 1
-        piece = preview.arguments[len(self._sent):]
+        piece = preview.take()
         if piece or first:
-            self._sent += piece
+            self._sent.append(piece)
             out.append(ArgumentsDelta(self._slot, preview.name, piece))
 
     def _settle(self, events: list[Event], out: list) -> list[Event]:
         """The previewed call's region ended: its first event that is not layout says how."""
-        preview, slot, sent, at = self._preview, self._slot, self._sent, self._preview_at
-        self._preview, self._preview_at, self._slot, self._sent = None, -1, None, ""
+        preview, slot, sent, at = self._preview, self._slot, "".join(self._sent), self._preview_at
+        self._preview, self._preview_at, self._slot, self._sent = None, -1, None, []
         if slot is None:
             return events
         position = 0

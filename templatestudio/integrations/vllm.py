@@ -271,8 +271,9 @@ class TemplateStudioToolParser(ToolParser):
                 finishing = item.index if item.final else None
                 continue
             call, written = item
-            if finishing is not None:
+            if finishing is not None:  # its pieces joined are exactly this text (argument_deltas)
                 self.prev_tool_call_arr[finishing]["arguments"] = call.arguments
+                self.streamed_args_for_tool[finishing] = _arguments(call)
                 finishing = None
                 continue
             index = len(self.prev_tool_call_arr)
@@ -292,16 +293,15 @@ class TemplateStudioToolParser(ToolParser):
         """A piece of a call's arguments; the first piece of a call opens it with its id and name."""
         out = []
         if delta.index == len(self.prev_tool_call_arr):
-            # Until the call is read, vLLM's top-up sees the text streamed so far as the whole:
-            # a call that then proves different is topped up with nothing.
+            # Until the call is read, vLLM's top-up sees "" streamed of "" expected, so a call that
+            # proves different is topped up with nothing; no string grows piece by piece (a long
+            # argument would cost quadratic work). The call's own text is set when it is read.
             self.prev_tool_call_arr.append({"name": delta.name, "arguments": ""})
             self.streamed_args_for_tool.append("")
             self.current_tool_id = delta.index
             name = DeltaFunctionCall(name=delta.name).model_dump(exclude_none=True)
             out.append(DeltaToolCall(index=delta.index, type="function", id=self.call_id(), function=name))
         if delta.text:
-            self.streamed_args_for_tool[delta.index] += delta.text
-            self.prev_tool_call_arr[delta.index]["arguments"] = self.streamed_args_for_tool[delta.index]
             arguments = DeltaFunctionCall(arguments=delta.text).model_dump(exclude_none=True)
             out.append(DeltaToolCall(index=delta.index, function=arguments))
         return out
