@@ -60,6 +60,8 @@ from templatestudio.stream import ToolCallStream
 from templatestudio.wire.arguments import JsonArguments, JsonObject, NameBetween, NameKey, OwnValues
 from templatestudio.wire.base import JSON_SPACE
 from templatestudio.wire.json_prefix import JsonPrefix
+from templatestudio.wire.json_scan import json_string_end
+from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import HandWritten, WireShape
 
 __all__ = ["ArgumentStream", "ArgumentsDelta", "ArgumentsWithdrawn", "CallPreview", "StreamedCallChanged",
@@ -119,15 +121,17 @@ def preview_refusal(shape: WireShape | None) -> str | None:
 
 
 class _Literal:
-    """A declared literal, matched with any whitespace where it has whitespace at its ends."""
+    """A declared literal, matched with any whitespace where it has whitespace at its ends.
+
+    The whitespace before it is the caller's to pass: ``advance`` passes it once for every
+    literal step (the ':' after a key of a call object among them) and remembers how far.
+    """
 
     def __init__(self, text: str) -> None:
         self.core = text.strip(JSON_SPACE)
 
     def match(self, text: str, at: int) -> int | None | bool:
-        """The index after the literal; None: wait for more text; False: the text is something else."""
-        while at < len(text) and text[at] in JSON_SPACE:
-            at += 1
+        """The index after the literal at text[at] (whitespace passed); None: wait for more text; False: not it."""
         have = text[at : at + len(self.core)]
         if have == self.core:
             return at + len(self.core)
@@ -175,6 +179,8 @@ class CallPreview:
             if step == "value":
                 if at >= len(text):
                     return
+                if self._value is None:
+                    self._value = JsonPrefix()
                 self._follow_value(text, at)
                 if self._value is not None:  # the value needs more text
                     return
@@ -182,9 +188,7 @@ class CallPreview:
             if isinstance(step, _Literal) or step == "members":
                 # Whitespace before a literal or a member is passed once, even while waiting for more
                 # text: a flood of it is not looked at again on every feed.
-                skipped = at
-                while at < len(text) and text[at] in JSON_SPACE:
-                    at += 1
+                skipped, at = at, skip_space(text, at)
                 self.examined += at - skipped
                 self._seen = at - start
             found = self._match(step, text, at)
@@ -216,7 +220,7 @@ class CallPreview:
             return self._read_name(text, at)
         if step == "arguments":
             self._steps.pop(0)
-            self._value, self._key = JsonPrefix(), "arguments"
+            self._key = "arguments"
             return at
         return self._member(text, at)  # "members": the JSON call object, one member at a time
 
@@ -241,8 +245,11 @@ class CallPreview:
     # --- NameKey: the members of the call object -----------------------------------------------
 
     def _member(self, text: str, at: int) -> int | None:
-        while at < len(text) and text[at] in JSON_SPACE:
-            at += 1
+        """One step through the call object at text[at], whose whitespace ``advance`` has passed.
+
+        A key is read whole, then the ':' after it is a step of its own (``_Literal``), so the
+        whitespace between them is passed once by ``advance``, not crossed again on every feed.
+        """
         if at >= len(text):
             return None
         char = text[at]
@@ -256,33 +263,34 @@ class CallPreview:
             self.stopped = f"a key of the call object expected at {at}, not {char!r}"
             return None
         self.examined += min(len(text) - at, _LONGEST_NAME + 2)
-        end = _string_end(text, at, _LONGEST_NAME)
-        if end is None:
+        # Looked for within reach of the opening quote only: a longer key is not followed, so the
+        # text past that reach is not searched.
+        end = json_string_end(text[at : at + _LONGEST_NAME + 2], 1)
+        if end == -1:
             if len(text) - at > _LONGEST_NAME:
                 self.stopped = "a key longer than any this preview follows"
             return None
-        after = _Literal(":").match(text, end)
-        if after is None:
+        end += at
+        try:
+            key = json.loads(text[at:end])
+        except ValueError:  # a raw control character or a bad escape: the reader refuses it, or reads it its way
+            self.stopped = f"the key at {at} is not a strict JSON string"
             return None
-        if after is False:
-            self.stopped = f"':' expected after the key at {at}"
-            return None
-        key = json.loads(text[at:end])
         arguments = self.shape.arguments
         self._key = "name" if key == self.shape.name.key else "arguments" if key in arguments.keys else "other"
         if self._key == "arguments" and (self._done or self._pieces):
             self.stopped = "the call object has arguments a second time"
             return None
-        self._value = JsonPrefix()
-        self._steps.insert(0, "value")
-        return after
+        self._steps[0:0] = [_Literal(":"), "value"]
+        return end
 
     # --- a member's value, or the arguments after the name -------------------------------------
 
     def _follow_value(self, text: str, at: int) -> None:
         value = self._value
         if self._key == "arguments" and value.end is None and not self._pieces:
-            first = text[at:].lstrip(JSON_SPACE)[:1]
+            begin = skip_space(text, at)
+            first = text[begin : begin + 1]
             if first and first != "{":
                 self.stopped = "the arguments are not written as a JSON object"
                 return
@@ -313,21 +321,6 @@ class CallPreview:
                 self.stopped = "the name is not a string"
         if not isinstance(self.shape.name, NameKey):
             self._steps.clear()
-
-
-def _string_end(text: str, at: int, longest: int) -> int | None:
-    """The index after the JSON string that opens at text[at] (None: not within longest characters yet)."""
-    index, limit = at + 1, at + longest + 2
-    while True:
-        index = text.find('"', index, limit)
-        if index == -1:
-            return None
-        backslashes = 0
-        while text[index - 1 - backslashes] == "\\":
-            backslashes += 1
-        index += 1
-        if backslashes % 2 == 0:
-            return index
 
 
 class ArgumentStream:

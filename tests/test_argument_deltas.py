@@ -8,18 +8,23 @@ exactly its arguments' JSON, never finish it before the reader has read the
 call, and the events without the deltas are the plain stream's (so
 ``read_events``'s). Then the rule for a call that proves different after
 deltas went out, for each way it can: a key written twice, a reply cut
-inside the call, a call the reader refuses.
+inside the call, a call the reader refuses; a call whose strings (control
+characters, quotes, backslashes) the preview cannot decode gets the whole
+read's verdict; and the counted work of following a call, whitespace floods
+included, is linear in any chunking.
 """
 
 from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from templatestudio import argument_deltas
 from templatestudio.argument_deltas import (
     ArgumentStream,
     ArgumentsDelta,
@@ -32,7 +37,9 @@ from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import read_events
 from templatestudio.events import CutToolCall, ToolCallEvent, merge_deltas
 from templatestudio.formats import FORMATS
+from templatestudio.wire.arguments import NameKey
 from templatestudio.wire.json_prefix import JsonPrefix
+from templatestudio.wire.jsonbody import skip_space
 
 DELTA_FORMATS = [name for name, fmt in FORMATS.items() if preview_refusal(fmt.wire) is None]
 KEYS = st.text(max_size=8)
@@ -262,6 +269,101 @@ def test_a_call_the_reader_refuses_after_its_deltas_went_out(name):
         assert stream.open_slot == 0  # the call whose deltas went out, for the caller's leak policy
 
 
+# --- what the preview cannot decode: the stream's verdict is the whole read's ----------------------
+
+
+@pytest.mark.parametrize("strict", [True, False])
+@pytest.mark.parametrize("call", [
+    '{"na\nme": "f", "arguments": {}}',  # before the name went out
+    '{"name": "get_weather", "argu\nments": {"city": "Paris"}}',  # after
+    '{"name": "get_weather", "argu\\ments": {"city": "Paris"}}',  # a bad escape
+])
+def test_a_control_character_in_a_key_of_the_call_object_is_the_readers_to_refuse(call, strict):
+    """It once escaped from feed as json.JSONDecodeError; the whole read raises UnparsedToolCall at the close."""
+    text = "<tool_call>" + call + "</tool_call>"
+    with pytest.raises(UnparsedToolCall) as whole:
+        read_events(text, FORMATS["hermes"])
+    stream = ArgumentStream("hermes", strict=strict)
+    with pytest.raises(UnparsedToolCall) as streamed:
+        for char in text:
+            stream.feed(char)
+        stream.close()
+    assert type(streamed.value) is type(whole.value) and str(streamed.value) == str(whole.value)
+
+
+_SPOILERS = st.text(st.sampled_from(list('\n\t\r\x00\x01\x1f\x7f"\\u0aA/ ')), min_size=1, max_size=4)
+
+
+@st.composite
+def spoiled(draw, word: str) -> str:
+    """word, as written between a JSON string's quotes, as is or spoiled: control characters, quotes or
+    backslashes put in or in place of a character, or one character written as its \\u escape (still JSON)."""
+    how = draw(st.sampled_from(["as is", "put in", "in place", "escaped"]))
+    if how == "as is" or not word:
+        return word
+    at = draw(st.integers(0, len(word) - 1))
+    if how == "escaped":
+        return word[:at] + f"\\u{ord(word[at]):04x}" + word[at + 1:]
+    return word[:at] + draw(_SPOILERS) + word[at + (how == "in place"):]
+
+
+def _outcome(run):
+    try:
+        return run()
+    except UnparsedToolCall as error:
+        return error
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+@settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), seeds=st.lists(st.integers(0, 2**16), min_size=3, max_size=3),
+       prose=st.sampled_from(["", "Sure. "]))
+def test_a_call_with_spoiled_keys_or_values_is_streamed_as_the_whole_text_reads_it(name, data, seeds, prose):
+    """Every string of the call (the call object's keys, the name, the arguments' keys and values) as is
+    or spoiled: in any chunking, the stream's events less the deltas are the whole read's, or it raises
+    where the whole read raises; deltas go out only for a call the reader reads as they said, or are
+    withdrawn (strict=False) or raise StreamedCallChanged (strict=True) for that call."""
+    fmt = FORMATS[name]
+    written = fmt.wire.write_call(ParsedToolCall("get_weather", {"city": "Paris, a long way", "days": 3}))
+    text, end = prose, 0
+    for found in re.finditer(r'"((?:[^"\\]|\\.)*)"', written):  # every JSON string of the call
+        text += written[end : found.start(1)] + data.draw(spoiled(found.group(1)), label=found.group(1))
+        end = found.end(1)
+    text += written[end:]
+    if not isinstance(fmt.wire.name, NameKey):  # the name, written bare
+        at = text.index("get_weather")
+        text = text[:at] + data.draw(spoiled("get_weather"), label="name") + text[at + len("get_weather"):]
+    for strict in (False, True):
+        whole = _outcome(lambda: read_events(text, fmt, strict=strict))
+        for seed in seeds:
+            streamed = _outcome(lambda: fed(ArgumentStream(fmt, strict=strict), text, seed))
+            if strict and isinstance(streamed, StreamedCallChanged) and not isinstance(whole, Exception):
+                loose = fed(ArgumentStream(fmt, strict=False), text, seed)  # raised where it withdraws
+                assert any(isinstance(event, ArgumentsWithdrawn) for event in loose), (text, streamed)
+                continue
+            if isinstance(whole, Exception):
+                assert type(streamed) is type(whole) and str(streamed) == str(whole), (text, streamed, whole)
+                continue
+            assert not isinstance(streamed, Exception), (text, streamed)
+            plain = [event for event in streamed if not isinstance(event, (ArgumentsDelta, ArgumentsWithdrawn))]
+            assert merge_deltas(plain) == whole, text
+            _each_streamed_call_is_read_as_it_went_out_or_withdrawn(streamed)
+
+
+def _each_streamed_call_is_read_as_it_went_out_or_withdrawn(events: list) -> None:
+    withdrawn = {event.index for event in events if isinstance(event, ArgumentsWithdrawn)}
+    for index in {event.index for event in events if isinstance(event, ArgumentsDelta)}:
+        mine = [(at, event) for at, event in enumerate(events) if isinstance(event, ArgumentsDelta) and
+                event.index == index]
+        finals = [event for _, event in mine if event.final]
+        assert (index in withdrawn) != bool(finals), (index, events)
+        if finals:
+            at, last = mine[-1]
+            following = events[at + 1]
+            assert last.final and isinstance(following, ToolCallEvent) and following.call.name == last.name
+            assert "".join(event.text for _, event in mine) == canonical(following.call.arguments)
+
+
 @pytest.mark.parametrize("name", DELTA_FORMATS)
 @pytest.mark.parametrize("where", ["before the arguments", "inside the arguments"])
 def test_following_a_call_is_linear_in_its_text_even_through_a_whitespace_flood(name, where):
@@ -278,3 +380,79 @@ def test_following_a_call_is_linear_in_its_text_even_through_a_whitespace_flood(
 
 
 _LONGEST = 256 + 64  # a name or key is looked for again, within this reach, until it ends
+
+
+CHUNKINGS = (4, 16, 64, 256, 1024, 4096)  # one call's text fed in this many chunks, down to 3 characters each
+# The whitespace of a JSON object, each place it may stand: in the call object (the preview's) and in the
+# arguments (the JSON prefix's).
+_KEY = r'"(?:name|arguments|parameters|args|path|content)"(?=:)'
+FLOODED = {
+    "before a key": lambda text: [found.start() for found in re.finditer(_KEY, text)],
+    "between a key and its colon": lambda text: [found.end() for found in re.finditer(_KEY, text)],
+    "after a colon": lambda text: [found.end() + 1 for found in re.finditer(_KEY, text)],
+    "before a comma": lambda text: [found.end() for found in re.finditer(r'"(?:write_file|a\.txt)"(?=,)', text)],
+    "before a closing brace": lambda text: [found.start() + 1 for found in re.finditer(r'"\}', text)] +
+    [found.start() + 2 for found in re.finditer(r'"\}\}', text)],
+}
+
+
+def flooded(text: str, where: str | None, flood: str = " \n\t " * 250) -> str:
+    """text with a whitespace flood at each place where names (none when where is None)."""
+    for at in sorted(FLOODED[where](text) if where else [], reverse=True):
+        text = text[:at] + flood + text[at:]
+    return text
+
+
+@pytest.mark.parametrize("where", [None, *FLOODED])
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+def test_streaming_a_call_in_more_chunks_does_no_more_work(name, where, monkeypatch):
+    """Counted work, not the clock: the same call fed in 4 to 4096 chunks costs about 4 times its length.
+
+    Counted: the characters handed to the JSON prefix and given out by it, the
+    characters the preview looked at (``examined``), the whitespace it skipped
+    (every ``skip_space``, counted apart from ``examined``: a run crossed again
+    on every feed while the preview waits, as it once did between a key and its
+    colon, counts again) and the characters of the deltas. A preview or prefix
+    that went back to the call's start, or to a key, on each feed would count
+    about chunks / 2 times the text between.
+    """
+    counted = {"work": 0}
+
+    class CountingPrefix(JsonPrefix):
+        def feed(self, text: str) -> str:
+            piece = super().feed(text)
+            counted["work"] += len(text) + len(piece)
+            return piece
+
+    previews = []
+
+    class CountingPreview(CallPreview):
+        def __init__(self, shape) -> None:
+            super().__init__(shape)
+            previews.append(self)
+
+    def counting_skip_space(text: str, index: int) -> int:
+        after = skip_space(text, index)
+        counted["work"] += after - index
+        return after
+
+    monkeypatch.setattr(argument_deltas, "JsonPrefix", CountingPrefix)
+    monkeypatch.setattr(argument_deltas, "CallPreview", CountingPreview)
+    monkeypatch.setattr(argument_deltas, "skip_space", counting_skip_space)
+    fmt, arguments = FORMATS[name], {"path": "a.txt", "content": 'a line with "quotes", \\ and ünïcode\n' * 200}
+    plain = fmt.wire.write_call(ParsedToolCall("write_file", arguments))
+    text = flooded(plain, where)
+    if where is not None:  # in the call object (its members' two places each) and in the arguments
+        assert len(FLOODED[where](plain)) >= (2 if isinstance(fmt.wire.name, NameKey) else 1), plain[:80]
+    work = {}
+    for chunks in CHUNKINGS:
+        counted["work"], previews[:] = 0, []
+        stream, size, events = ArgumentStream(fmt), -(-len(text) // chunks), []
+        for at in range(0, len(text), size):
+            events += stream.feed(text[at : at + size])
+        events += stream.close()
+        deltas = [event.text for event in events if isinstance(event, ArgumentsDelta)]
+        assert "".join(deltas) == canonical(arguments) and len(deltas) >= chunks // 3, (chunks, len(deltas))
+        work[chunks] = counted["work"] + sum(preview.examined for preview in previews) + len("".join(deltas))
+        assert work[chunks] <= 5 * len(text), (chunks, work[chunks], len(text))
+    assert max(work.values()) <= 1.5 * min(work.values()), work

@@ -29,13 +29,15 @@ import json
 import math
 import re
 
+from templatestudio.wire.base import JSON_SPACE
+from templatestudio.wire.jsonbody import skip_space
+
 __all__ = ["JsonPrefix"]
 
 _PLAIN_RUN = re.compile(r'[^"\\\x00-\x1f]+')
 _NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
 _NUMBER_CHARS = frozenset("0123456789+-.eE")
 _WORDS = {"t": "true", "f": "false", "n": "null"}
-_SPACE = frozenset(" \t\n\r")
 _SIMPLE_ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 # What comes next inside a container.
 _VALUE, _KEY, _KEY_OR_END, _VALUE_OR_END, _COLON, _COMMA_OR_END = range(6)
@@ -93,8 +95,8 @@ class JsonPrefix:
             self._scalar_done(out, at)
             if self.broken is not None or self.end is not None:
                 return at
-        if char in _SPACE:
-            return at + 1
+        if char in JSON_SPACE:
+            return skip_space(text, at)  # a run of whitespace, crossed at once
         expecting = self._stack[-1][1] if self._stack else (_VALUE if self._expect_top else None)
         if expecting in (_VALUE, _VALUE_OR_END):
             if expecting == _VALUE_OR_END and char == "]":
