@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from templatestudio.calls import ParsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.formats import glm_xml
+from templatestudio.wire import named_pairs
 from templatestudio.wire.arguments import XmlParameters
 from templatestudio.wire.base import CallSyntaxError
 from templatestudio.wire.shape import Invoke
@@ -151,8 +152,9 @@ def test_glm_reads_what_its_search_reads(data):
     if body.endswith(glm_xml.CLOSE):
         body = body[: -len(glm_xml.CLOSE)]
     region = glm_xml.OPEN + body + glm_xml.CLOSE
-    opener = glm_xml.OPENER
-    assert outcome(glm_xml.read_region, region, opener, None) == outcome(glm_xml._read_searched, region)
+    fmt = glm_xml.FORMAT
+    (opener,) = fmt.openers
+    assert outcome(fmt.read_region, region, opener, None) == outcome(named_pairs._read_searched, region, fmt.wire)
 
 
 def test_a_value_holding_markup_is_left_to_the_search():

@@ -44,20 +44,14 @@ reads as that boundary, since the template writes both alike (see
 
 from __future__ import annotations
 
-import re
-
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, WS, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
-)
-from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire import named_pairs
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, WireShape
-from templatestudio.wire.xml_extent import ValueAwareExtent
-from templatestudio.wire.xml_params import Boundary, checked_value, find_boundary, holds_boundary, value_ends
-from templatestudio.wire.xml_plain import plain_pairs
+from templatestudio.wire.xml_params import holds_boundary
 
-# The writer's shape. The opener and reader are the module's own: the name
-# runs from the tag to the first whitespace or tag, with no literal after it.
+# Everything about the wire, declared: the writer, markers, closers, reasoning, and the opener and
+# reader (``wire.named_pairs``: the name runs from the tag to the first whitespace or tag).
 WIRE = WireShape(
     call=Call("<tool_call>", "</tool_call>"),
     # A tool's name: word characters and the punctuation names use (MCP's server.tool, a/b, ns:name);
@@ -72,22 +66,10 @@ WIRE = WireShape(
 OPEN, CLOSE = WIRE.call.open, WIRE.call.close
 KEY, END_KEY = WIRE.arguments.key_open, WIRE.arguments.key_close
 VALUE, END_VALUE = WIRE.arguments.value_open, WIRE.arguments.value_close
-_NAME = re.compile(f"{WIRE.name.chars}+")
-_SPACE = re.compile(f"{WS}*")
-_KEY = f"{re.escape(KEY)}[^<>\n]*{re.escape(END_KEY)}"
-# Where a value ends, from what the templates write after one: whitespace
-# (GLM-4.5's newline), then the next key or the call's closer. The two
-# recoveries of a left-out </arg_value>: the next key and its value tag,
-# or the call's closer where only the reply's end, the next call or a stop
-# token can follow it (a </tool_call> in a value's text is followed by more).
-# A recovered value leaves GLM-4.5's one newline before them to the layout.
-ENDS = value_ends(
-    END_VALUE, f"{re.escape(KEY)}|{re.escape(CLOSE)}",
-    reopen=f"\n?{_KEY}{WS}*{re.escape(VALUE)}",
-    end=f"\n?{re.escape(CLOSE)}{WS}*(?:\\Z|{'|'.join(re.escape(t) for t in (OPEN, *WIRE.stop_tokens))})",
-)
-
-_PASSED_OVER = (KEY, END_KEY)
+# Where a value ends (what the templates write after one: whitespace, then the next key or the
+# call's closer) and the reader and opener are ``wire.named_pairs``', built from WIRE; the module
+# keeps the ends for its wire limits.
+ENDS = named_pairs.ends(WIRE)
 
 RESPONSE_TEMPLATE = {
     "defaults": {"role": "assistant"},
@@ -107,61 +89,6 @@ RESPONSE_TEMPLATE = {
 }
 
 
-# The common call (no "<" in a key or value) in one match; ENDS' boundaries all
-# start at markup, so it reads what the value-by-value search would.
-_PLAIN, _PLAIN_PAIR = plain_pairs(WIRE.arguments, (OPEN, CLOSE), _NAME.pattern)
-
-
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    whole = _PLAIN.match(region)
-    if whole is not None and whole.end() == len(region):
-        arguments: dict[str, str] = {}
-        for pair in _PLAIN_PAIR.finditer(region, whole.end("name"), whole.start("closer")):
-            key, value = pair.groups()
-            if key in arguments:
-                raise CallSyntaxError(f"the key {key!r} is given twice")
-            arguments[key] = value
-        return [CallSpan(ParsedToolCall(whole.group("name"), arguments), 0, len(region))]
-    return _read_searched(region)
-
-
-def _read_searched(region: str) -> list[CallSpan]:
-    """The call in region, each value's end searched for (``ENDS``): what the one match stands for."""
-    end = len(region) - len(CLOSE)  # the extent ends every region just past </tool_call>
-    name = _NAME.match(region, len(OPEN), end)
-    if name is None:
-        raise CallSyntaxError(f"no function name right after {OPEN}")
-    arguments: dict[str, str] = {}
-    position = _SPACE.match(region, name.end(), end).end()
-    while region.startswith(KEY, position):
-        key_end = region.find(END_KEY, position + len(KEY), end)
-        if key_end == -1:
-            raise CallSyntaxError(f"a key at offset {position} has no {END_KEY}")
-        key = region[position + len(KEY) : key_end]
-        position = _SPACE.match(region, key_end + len(END_KEY), end).end()
-        if not region.startswith(VALUE, position):
-            raise CallSyntaxError(f"the key {key!r} has no {VALUE} after it")
-        # The value's boundary may be the call's closer: it is looked for up to the region's end.
-        boundary = find_boundary(region, position + len(VALUE), len(region), ENDS, True)
-        if not isinstance(boundary, Boundary):
-            raise CallSyntaxError(f"the value of {key!r} has no {END_VALUE} that ends it")
-        if key in arguments:
-            raise CallSyntaxError(f"the key {key!r} is given twice")
-        arguments[key] = checked_value(region, position + len(VALUE), boundary, ENDS, key)
-        position = _SPACE.match(region, boundary.resume, end).end()
-    if position != end:
-        raise CallSyntaxError(f"expected {KEY} or {CLOSE} at offset {position}")
-    return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
-
-
-OPENER = Opener(
-    OPEN,
-    opener_pattern(OPEN, chars(WIRE.name.chars), run(chars(WIRE.name.chars)), SPACES,
-                   either(literal(KEY), literal(CLOSE))),
-    # A key is passed over whole: its text ends only at </arg_key>, as the reader reads it.
-    lambda: ValueAwareExtent(len(OPEN), re.escape(VALUE), CLOSE, ENDS, _PASSED_OVER, plain=_PLAIN),
-)
-
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _NEWLINES = ("<tool_call>get_exchange_rate\n<arg_key>base</arg_key>\n<arg_value>EUR</arg_value>\n"
              "<arg_key>quote</arg_key>\n<arg_value>JPY</arg_value>\n</tool_call>")
@@ -172,8 +99,6 @@ FORMAT = Format.declared(
     WIRE,
     name="glm-xml",
     description="<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call> (GLM-4.5, 4.6, 4.7)",
-    openers=(OPENER,),
-    read_region=read_region,
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
     samples=(

@@ -41,20 +41,15 @@ from __future__ import annotations
 
 import re
 
-from templatestudio.calls import CallSpan, ParsedToolCall
-from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
-)
-from templatestudio.wire.jsonbody import skip_space
+from templatestudio.calls import ParsedToolCall
+from templatestudio.wire.base import Format, NearMiss, Sample, WireLimit, any_string
 from templatestudio.wire.shape import Call, Invoke, Reasoning, WireShape, XmlParameters
-from templatestudio.wire.xml_extent import parameter_extents
-from templatestudio.wire.xml_params import read_invoke, xml_limits
-from templatestudio.resumable_match import literal
+from templatestudio.wire.xml_params import xml_limits
 
-# Everything about the wire, declared: write_call, markers, closers and
-# reasoning come from it; the reader is xml_params' reading of the same
-# declaration. The opener and region check stay here (hand-written): one
-# function per block is this format's rule, not the declaration's.
+# Everything about the wire, declared: write_call, markers, closers,
+# reasoning, the opener and the reader come from it (the reader is
+# xml_params' reading of the declaration, one function per block:
+# ``wire.shape_reader``'s "invoke parameters").
 WIRE = WireShape(
     call=Call("<seed:tool_call>", "</seed:tool_call>", head="\n", tail="\n"),
     name=Invoke("<function=", ">", "</function>", head="\n"),
@@ -88,19 +83,6 @@ RESPONSE_TEMPLATE = {
 _RESPONSE_CALL_END = re.compile(RESPONSE_TEMPLATE["fields"]["tool_calls"]["close_pattern"])
 
 
-def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    call, position = read_invoke(region, len(OPEN), end, WIRE.name, WIRE.arguments, call_close=CLOSE,
-                                 after_call=AFTER_CALL)
-    position = skip_space(region, position)
-    if position != end:
-        raise CallSyntaxError(f"expected {CLOSE} at offset {position}: one function per block")
-    return [CallSpan(call, 0, len(region))]
-
-
-OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(WIRE.name.open)),
-                parameter_extents(WIRE.arguments, WIRE.name, (OPEN, CLOSE), AFTER_CALL))
-
 CALL = ParsedToolCall("get_exchange_rate", {"base": "EUR", "quote": "JPY"})
 _ONE = (f"{OPEN}\n<function=get_exchange_rate>\n<parameter=base>EUR</parameter>\n"
         f"<parameter=quote>JPY</parameter>\n</function>\n{CLOSE}")
@@ -109,8 +91,6 @@ FORMAT = Format.declared(
     WIRE,
     name="seed-oss",
     description="<seed:tool_call><function=NAME><parameter=KEY>text (ByteDance Seed-OSS)",
-    openers=(OPENER,),
-    read_region=read_region,
     response_template=RESPONSE_TEMPLATE,
     no_response_template="",
     samples=(

@@ -85,6 +85,7 @@ class JsonArguments:
     id_key: str | None = None
     written_extras: tuple[tuple[str, object], ...] = ()
     listed: JsonList | None = None
+    ascii: bool = False  # the writer escapes non-ASCII text as \uXXXX (as Jinja's tojson does by default)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -102,6 +103,7 @@ class JsonObject:
 
     string_ok: bool = False
     listed: JsonList | None = None
+    ascii: bool = False  # the writer escapes non-ASCII text as \uXXXX (as Jinja's tojson does by default)
 
 
 def _text(value: object, spelled: str) -> str:

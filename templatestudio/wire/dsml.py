@@ -36,7 +36,11 @@ from templatestudio.resumable_match import literal
 from templatestudio.wire.base import SPACES, CallSyntaxError, Opener, WireLimit, any_string, opener_pattern
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import decode_whole, skip_space
-from templatestudio.wire.shape import Invoke, ShapeError, WireShape, XmlParameters
+from templatestudio.wire.arguments import Invoke, XmlParameters
+from templatestudio.wire.envelope import ShapeError
+
+# ``wire`` below is a ``wire.shape.WireShape``; the name is not imported, as
+# shape.py reaches this module through ``wire.shape_reader`` (a derived DSML shape).
 
 
 @dataclass(frozen=True)
@@ -55,7 +59,7 @@ class Tags:
     self_closed: str | None = None
 
     @classmethod
-    def of(cls, wire: WireShape, self_closed: str | None = None) -> Tags:
+    def of(cls, wire: WireShape, self_closed: str | None = None) -> Tags:  # noqa: F821 - see the import note
         name, arguments = wire.name, wire.arguments
         if wire.section is None or not isinstance(name, Invoke) or not (
             isinstance(arguments, XmlParameters) and arguments.typed

@@ -38,6 +38,7 @@ response-template dicts, which stay hand-written beside the declaration.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from dataclasses import dataclass
@@ -240,7 +241,7 @@ class WireShape:
     def _arguments_text(self, arguments: dict) -> str:
         shape = self.arguments
         if isinstance(shape, JsonObject):
-            return json.dumps(arguments, ensure_ascii=False)
+            return json.dumps(arguments, ensure_ascii=shape.ascii)
         if isinstance(shape, (XmlParameters, KeyValuePairs)):
             return shape.write(arguments)
         if isinstance(shape, OwnValues):
@@ -251,12 +252,12 @@ class WireShape:
         name, shape = self.name, self.arguments
         if isinstance(shape, JsonArguments):
             item = {**dict(shape.written_extras), name.key: call.name, shape.key: call.arguments}
-            listed = shape.listed
+            listed, ascii = shape.listed, shape.ascii
             if listed is None:
-                return json.dumps(item, ensure_ascii=False)
+                return json.dumps(item, ensure_ascii=ascii)
             if listed.indent is not None:
-                return json.dumps([item], ensure_ascii=False, indent=listed.indent)
-            return f"{listed.open}{json.dumps(item, ensure_ascii=False)}{listed.close}"
+                return json.dumps([item], ensure_ascii=ascii, indent=listed.indent)
+            return f"{listed.open}{json.dumps(item, ensure_ascii=ascii)}{listed.close}"
         arguments = self._arguments_text(call.arguments)
         if isinstance(name, Invoke):
             return f"{name.open}{call.name}{name.name_close}{name.head}{arguments}{name.tail}{name.close}"
@@ -282,6 +283,10 @@ class WireShape:
         section = self.section
         return calls if section is None else f"{section.open}{section.head}{calls}{section.tail}{section.close}"
 
+    def source(self) -> str:
+        """The declaration as Python source a format module can start from (fields left at their defaults omitted)."""
+        return "WIRE = " + _source(self, 0)
+
     def describe(self) -> str:
         """The declaration in a few lines, hand-written parts with their reasons (for ``check`` and the course)."""
         lines = [f"markers {list(self.markers)}, closers {list(self.closers)}"]
@@ -302,3 +307,20 @@ class WireShape:
     def derived_reader(self):
         """The region reader of the declared shape (framing regions hold no call)."""
         return shape_reader.region_reader(self)
+
+
+def _source(value: object, depth: int) -> str:
+    """value as source: a dataclass by its non-default fields, one per line at the top level."""
+    if not dataclasses.is_dataclass(value):
+        return repr(value)
+    parts = []
+    for item in dataclasses.fields(value):
+        current = getattr(value, item.name)
+        default = item.default if item.default is not dataclasses.MISSING else (
+            item.default_factory() if item.default_factory is not dataclasses.MISSING else dataclasses.MISSING)
+        if current != default:
+            parts.append(f"{item.name}={_source(current, depth + 1)}")
+    if depth == 0:
+        inner = "".join(f"\n    {part}," for part in parts)
+        return f"{type(value).__name__}({inner}\n)"
+    return f"{type(value).__name__}({', '.join(parts)})"

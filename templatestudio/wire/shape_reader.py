@@ -1,26 +1,55 @@
 """The openers and the region reader of a declared wire shape, for the shapes they can be derived for.
 
-``WireShape.derived_openers`` and ``WireShape.derived_reader`` come here. Three
+``WireShape.derived_openers`` and ``WireShape.derived_reader`` come here. These
 shapes are derived: a JSON call object (or list of them) after an opening
 literal ("json call", read by ``wire.tagged_json.read_json_call``), a name
 between literals then a JSON object ("named json",
-``tagged_json.read_named_json``), and a name between literals then an object
-of the keyed-values grammar ("own values", ``keyed_values.read_named_values``).
+``tagged_json.read_named_json``; without a call closer the object's own
+bracket ends the call), a name between literals then an object
+of the keyed-values grammar ("own values", ``keyed_values.read_named_values``),
+a name right after the opening literal then key/value element pairs
+("named pairs", GLM's, read by ``wire.named_pairs``), and an element
+named in its opening tag holding XML-style parameters inside
+an opening and a closing literal ("invoke parameters", ``wire.xml_params.read_invoke``:
+Seed-OSS's shape; a value ends where the declared literals say, as
+``wire.xml_params`` rules).
 
-Not handled (``ShapeError`` says which applies): hand-written parts,
-sections, call ids, second openers, wrappers and bare calls without an
-opening literal: their modules pass their own openers and reader.
+Two shapes in a section: a name between literals then a JSON object in a
+call that may also stand alone ("sectioned named json", DeepSeek V3.1's,
+read one call per region by ``wire.per_call_regions``), and elements of
+parameters with no call literals of their own ("sectioned invoke
+parameters", MiniMax's, read in one region; with typed tags, DeepSeek's
+DSML, read by ``wire.dsml``).
+
+A bare JSON call object (or list of them) with no opening literal is
+derived too ("bare json call", Llama 3.1's and xLAM's): only an object that
+opens with the name's key opens a call, and such an object must then be a
+whole call (a module may be laxer with data that looks like one).
+
+Not handled (``ShapeError`` says which applies): hand-written parts, call
+ids, second openers, wrappers, other shapes in a section and other bare
+calls: their modules pass their own openers and reader.
 """
 
 from __future__ import annotations
 
+import re
+
+from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import literal, sequence
-from templatestudio.wire import keyed_values, tagged_json
-from templatestudio.wire.arguments import JsonArguments, JsonObject, NameBetween, OwnValues
-from templatestudio.wire.base import Opener
+from templatestudio.wire import dsml, keyed_values, named_pairs, tagged_json
+from templatestudio.wire.arguments import (
+    Invoke, JsonArguments, JsonObject, KeyValuePairs, NameBetween, OwnValues, XmlParameters,
+)
+from templatestudio.wire.base import SPACES, CallSyntaxError, Opener
 from templatestudio.wire.envelope import ShapeError
 from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.per_call_regions import per_call_regions
+from templatestudio.wire.sections import expect, json_object_at
 from templatestudio.wire.value_extent import value_extent
+from templatestudio.wire.xml_extent import parameter_extents
+from templatestudio.wire.xml_params import read_invoke
 
 # ``wire`` below is a ``wire.shape.WireShape``; the name is not imported, as
 # shape.py imports this module (its methods are the way in).
@@ -28,20 +57,36 @@ from templatestudio.wire.value_extent import value_extent
 
 def kind(wire: WireShape, what: str) -> str:
     """Which derived reading applies ("json call", "named json", "own values"); ShapeError when none does."""
+    name, arguments, call, section = wire.name, wire.arguments, wire.call, wire.section
     if wire.hand_written:
         why = "it declares hand-written parts: " + "; ".join(wire.hand_written)
-    elif wire.section is not None or wire.call_id is not None or wire.call.also_opens or wire.wrappers:
-        why = "sections, call ids, second openers and wrappers are read by the module's own code"
+    elif wire.call_id is not None or wire.call.also_opens or wire.wrappers:
+        why = "call ids, second openers and wrappers are read by the module's own code"
+    elif section is not None:
+        if (isinstance(name, NameBetween) and isinstance(arguments, JsonObject) and arguments.listed is None
+                and call.open and call.close and name.close and section.alone):
+            return "sectioned named json"
+        if isinstance(name, Invoke) and isinstance(arguments, XmlParameters) and not call.open and not call.close:
+            return "sectioned typed parameters" if arguments.typed else "sectioned invoke parameters"
+        why = ("in a section, only a name between literals then a JSON object in a call that may stand alone, "
+               "or elements of parameters with no literals of their own, are derived")
+    elif not call.open and isinstance(arguments, JsonArguments) and call.marker == ("[" if arguments.listed else "{"):
+        return "bare json call"
     elif not wire.call.open:
         why = "a bare call (no opening literal) is told from prose by the module's own opening"
     elif isinstance(wire.arguments, JsonArguments):
         return "json call"
-    elif isinstance(wire.name, NameBetween) and wire.call.close and wire.name.close:
-        if isinstance(wire.arguments, JsonObject):
-            return "named json"
-        why = "only JSON arguments are read after a closed name"
     elif isinstance(wire.name, NameBetween) and isinstance(wire.arguments, OwnValues) and wire.call.close:
         return "own values"
+    elif (isinstance(name, NameBetween) and isinstance(arguments, KeyValuePairs) and not name.open
+          and not name.close and call.open and call.close):
+        return "named pairs"
+    elif isinstance(wire.name, NameBetween) and wire.name.close:
+        if isinstance(wire.arguments, JsonObject) and wire.arguments.listed is None:
+            return "named json"
+        why = "only a JSON object is read after a closed name"
+    elif isinstance(wire.name, Invoke) and isinstance(wire.arguments, XmlParameters) and wire.call.close:
+        return "invoke parameters"
     else:
         why = "only JSON bodies and the keyed-values grammar after an opening literal are derived"
     raise ShapeError(f"no {what} can be derived: {why}")
@@ -51,11 +96,35 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     """The openers of the declared shape: the call's, then one per framing literal."""
     found = kind(wire, "openers")
     call, close, name = wire.call, wire.call.close, wire.name
+    if found == "sectioned named json":
+        return (*per_call_regions(wire, None, _named_call_reader(wire))[0], *_framing_openers(wire))
+    if found == "bare json call":
+        # Only an object that opens with the name's key, as the writer writes it, opens a call: other braces are prose.
+        steps = [literal("["), SPACES] if wire.arguments.listed else []
+        pattern = sequence(*steps, literal("{"), SPACES, literal(f'"{name.key}"'), SPACES, literal(":"))
+        return (Opener(call.marker, pattern, value_extent(0)), *_framing_openers(wire))
+    if found == "sectioned typed parameters":
+        return (dsml.opener(dsml.Tags.of(wire)), *_framing_openers(wire))
+    if found == "named pairs":
+        return (named_pairs.opener(wire), *_framing_openers(wire))
+    if found == "sectioned invoke parameters":
+        section = wire.section
+        after_call = (section.open, *wire.stop_tokens)
+        return (Opener(section.open, sequence(literal(section.open), SPACES, literal(name.open)),
+                       parameter_extents(wire.arguments, name, (section.open, section.close), after_call)),
+                *_framing_openers(wire))
     refused = tuple(item for item, _ in call.refused)
     skip, optional = len(call.open), wire.closer_optional
     extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else value_extent(skip)
+    if found == "invoke parameters":
+        after_call = (call.open, *wire.stop_tokens)  # what may follow a whole call (a missing closer's rule)
+        return (Opener(call.open, sequence(literal(call.open), SPACES, literal(name.open)),
+                       parameter_extents(wire.arguments, name, (call.open, close), after_call)),
+                *_framing_openers(wire))
     if found == "named json":
         pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close)
+        if not close:  # the object's own bracket ends the call; the name is passed over before it opens
+            extent = value_extent(skip, head_units=(name.close,), stop_at=(call.open,))
     elif found == "own values":
         # The name's literal must follow the token: the token alone in prose opens nothing.
         pattern = sequence(literal(call.open), literal(name.open)) if name.open else literal(call.open)
@@ -70,24 +139,40 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     if call.cut_in_body and found != "named json":
         raise ShapeError("cut_in_body needs a name between literals and a JSON body")
     cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close) if call.cut_in_body else None
-    found_openers = [Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)]
-    for item in wire.framing:
-        found_openers.append(Opener(item, literal(item), lambda item=item: TagExtent(0, item)))
-    return tuple(found_openers)
+    opener = Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)
+    return (opener, *_framing_openers(wire))
+
+
+def _framing_openers(wire: WireShape) -> tuple[Opener, ...]:
+    """One opener per framing literal: a region that holds no call."""
+    return tuple(Opener(item, literal(item), lambda item=item: TagExtent(0, item)) for item in wire.framing)
 
 
 def region_reader(wire: WireShape):
     """The region reader of the declared shape (framing regions hold no call)."""
     found = kind(wire, "reader")
     call, name, shape, framing = wire.call, wire.name, wire.arguments, set(wire.framing)
+    if found == "sectioned named json":
+        return per_call_regions(wire, None, _named_call_reader(wire))[1]
+    if found == "sectioned typed parameters":
+        return dsml.reader(dsml.Tags.of(wire))
+    if found == "named pairs":
+        return named_pairs.reader(wire)  # (GLM's framing: none)
     common = dict(open_literal=call.open, close=call.close, close_optional=wire.closer_optional)
-    if found == "named json":
+    if found == "invoke parameters":
+        options = dict(open_literal=call.open, name=name, shape=shape, close=call.close,
+                       after_call=(call.open, *wire.stop_tokens))
+        read = _read_invoke_call
+    elif found == "sectioned invoke parameters":
+        options = dict(open_literal=wire.section.open, name=name, shape=shape, close=wire.section.close)
+        read = _read_invoke_section
+    elif found == "named json":
         options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok)
         read = tagged_json.read_named_json
     elif found == "own values":
         options = dict(common, name_open=name.open, quote=shape.quote)
         read = keyed_values.read_named_values
-    else:
+    else:  # a json call, bare or after its opening literal
         options = dict(common, head=tagged_json.head_literals(call.head), refused=call.refused,
                        listed=shape.listed is not None, name_key=name.key, argument_keys=shape.keys,
                        string_arguments=shape.string_ok, extras=shape.extras or None, id_key=shape.id_key)
@@ -99,3 +184,49 @@ def region_reader(wire: WireShape):
         return read(region, matched, **options)
 
     return read_region
+
+
+def _read_invoke_call(region: str, found, *, open_literal: str, name: Invoke, shape: XmlParameters, close: str,
+                      after_call: tuple[str, ...]) -> list[CallSpan]:
+    """The one named element of parameters between open_literal and close (the extent ends the region past close)."""
+    end = len(region) - len(close)
+    call, position = read_invoke(region, len(open_literal), end, name, shape, call_close=close, after_call=after_call)
+    if skip_space(region, position) != end:
+        raise CallSyntaxError(f"expected {close} at offset {skip_space(region, position)}: one function per block")
+    return [CallSpan(call, 0, len(region))]
+
+
+def _read_invoke_section(region: str, found, *, open_literal: str, name: Invoke, shape: XmlParameters,
+                         close: str) -> list[CallSpan]:
+    """The named elements of parameters between a section's open_literal and close, one span each."""
+    end = len(region) - len(close)
+    spans: list[CallSpan] = []
+    position = skip_space(region, len(open_literal))
+    while position < end and region.startswith(name.open, position):
+        # Each element is read as a bare one: another element, not the section's closer, may follow it.
+        call, after = read_invoke(region, position, end, name, shape)
+        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))  # the spans cover the section
+        position = skip_space(region, after)
+    if not spans:
+        raise CallSyntaxError(f"no {name.open}NAME{name.name_close} in the section")
+    if position != end:
+        raise CallSyntaxError(f"expected {name.open} or {close} at offset {position}")
+    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
+    return spans
+
+
+def _named_call_reader(wire: WireShape):
+    """The reader of one call's body in a section: the name up to its closing literal, a JSON object, the closer."""
+    name, close = wire.name, wire.call.close
+    pattern = re.compile(re.escape(name.open) + "(" + name.chars + "+)" + re.escape(name.close))
+
+    def read_call(region: str, index: int, found) -> tuple[ParsedToolCall, None, int]:
+        named = pattern.match(region, index)
+        if named is None:
+            raise CallSyntaxError(f"expected {name.open}NAME{name.close} at offset {index}")
+        arguments, position = json_object_at(region, named.end(), named.group(1), found)
+        if not isinstance(arguments, dict):
+            raise CallSyntaxError(f"the arguments of {named.group(1)!r} must be a JSON object")
+        return ParsedToolCall(named.group(1), arguments), None, expect(region, position, close, "after the arguments")
+
+    return read_call
