@@ -76,25 +76,36 @@ def check_row(
 
     With a deadline the probe runs sandboxed (see ``probe_template``).
     """
+    from templatestudio.detect import derived_shape
     from templatestudio.probe import probe_template
 
     probe = probe_template(template, deadline=deadline, memory_limit=memory_limit)
+    fmt, declaration = probe.format, None
+    if fmt is None and probe.call_survives and not probe.ambiguous and not probe.stopped:
+        shape, fmt = derived_shape(template, deadline=deadline, memory_limit=memory_limit)
+        declaration = shape.wire.source() if shape.wire is not None else None
+        underived = shape.refused
     if probe.stopped:
         parse_with = STOPPED
     elif template.response_template is not None:
         parse_with = "response template"
-    elif probe.format is not None:
-        parse_with = f"{probe.format.name} parser"
+    elif fmt is not None and fmt.derived_from:
+        parse_with = "derived format (its declaration is printed below the table)"
+    elif fmt is not None:
+        parse_with = f"{fmt.name} parser"
+    elif probe.call_survives and not probe.ambiguous:
+        parse_with = f"none: {probe.reason}; none derived: {underived}"
     else:  # an error comes with what it means and what to do (probe.reason)
         parse_with = f"none: {probe.reason}"
     return {
         "template": template.name,
         "renders_tools": probe.renders_tools,
         "call_survives": probe.call_survives,
-        "format": probe.format.name if probe.format else None,
+        "format": fmt.name if fmt else None,
         "parse_with": parse_with,
         "text_values": list(probe.text_values),
         "error": probe.error,
+        "declaration": declaration,
     }
 
 
@@ -144,6 +155,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     else:
         if rows:
             print(format_check_table(rows))
+        for row in rows:
+            if row["declaration"]:
+                print(f"\n{row['template']}: no registered format reads its calls; derived and round-tripped:")
+                print(row["declaration"])
         for failure in failures:
             print(failure, file=sys.stderr)
     return 1 if failures else 0

@@ -1,7 +1,9 @@
 """Choosing the format that reads a model's calls: from its chat template, by probing.
 
 ``detect_format`` probes a template (``templatestudio.probe``) and returns
-the registered format that alone reads the probe call back.
+the registered format that alone reads the probe call back; where none
+does, the format derived from the template itself, when it round-trips
+(``templatestudio.derive``; ``Format.derived_from`` marks it).
 ``resolve_format`` turns whatever a caller holds (a ``Format``, a format
 name, a tokenizer, a ``ChatTemplate``) into a ``Format``, by that one rule.
 The reader (``read_tool_calls``, ``split_reasoning``) calls it for every
@@ -18,12 +20,18 @@ time nor memory.
 
 from __future__ import annotations
 
-from templatestudio.calls import NoToolCallFormat
-from templatestudio.formats import FORMATS, Format, get_format
-from templatestudio.probe import TemplateProbe, TemplateProbeError, probe_template
-from templatestudio.sandbox import DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT
+import functools
 
-__all__ = ["AmbiguousFormat", "NoToolCallFormat", "detect_format", "resolve_format"]
+from templatestudio.calls import NoToolCallFormat
+from templatestudio.derive import DerivedShape, derive, derived_format
+from templatestudio.formats import FORMATS, Format, get_format
+from templatestudio.probe import TemplateProbe, TemplateProbeError, as_template, probe_template
+from templatestudio.sandbox import (
+    DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT, TemplateResourceError, TemplateTimeout, run_sandboxed,
+)
+from templatestudio.templates import ChatTemplate
+
+__all__ = ["AmbiguousFormat", "NoToolCallFormat", "derived_shape", "detect_format", "resolve_format"]
 
 
 class AmbiguousFormat(NoToolCallFormat):
@@ -39,16 +47,53 @@ def _checked(probe: TemplateProbe) -> Format | None:
 
 
 def detect_format(
-    source, *, deadline: float | None = DEFAULT_DEADLINE, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+    source, *, deadline: float | None = DEFAULT_DEADLINE, memory_limit: int | None = DEFAULT_MEMORY_LIMIT,
+    derive: bool = True,
 ) -> Format | None:
-    """The registered format the template writes calls in, or None.
+    """The registered format the template writes calls in; else the one derived from it; else None.
 
-    None when the template renders no tools, drops the assistant's call, or
-    writes it in a grammar no reader reads back exactly. Raises
-    TemplateProbeError when the template fails on every probe shape (or the
-    sandbox stopped it), AmbiguousFormat when several formats read it back.
+    When no registered format reads the template's call back, the shape is
+    derived from the template (``templatestudio.derive``, in the same
+    sandbox as the probe) and used only if it round-trips; the Format it
+    gives says so (``Format.derived_from``). ``derive=False`` keeps to the
+    registered formats. None when the template renders no tools, drops the
+    assistant's call, or writes it in a grammar neither a registered reader
+    nor a derived one reads back exactly (``derived_shape`` says why).
+    Raises TemplateProbeError when the template fails on every probe shape
+    (or the sandbox stopped it), AmbiguousFormat when several formats read
+    it back.
     """
-    return _checked(probe_template(source, deadline=deadline, memory_limit=memory_limit))
+    probe = probe_template(source, deadline=deadline, memory_limit=memory_limit)
+    found = _checked(probe)
+    if found is not None or not derive or not probe.call_survives:
+        return found
+    return derived_shape(source, deadline=deadline, memory_limit=memory_limit)[1]
+
+
+def derived_shape(
+    source, *, deadline: float | None = DEFAULT_DEADLINE, memory_limit: int | None = DEFAULT_MEMORY_LIMIT
+) -> tuple[DerivedShape, Format | None]:
+    """The template's derived shape (or why there is none) and its Format, sandboxed with a deadline.
+
+    The same template gives the same Format object each time (formats
+    compare by identity).
+    """
+    return _derived(as_template(source), deadline, memory_limit)
+
+
+@functools.lru_cache(maxsize=256)
+def _derived(
+    template: ChatTemplate, deadline: float | None, memory_limit: int | None
+) -> tuple[DerivedShape, Format | None]:
+    if deadline is None:
+        shape = derive(template)
+    else:
+        try:
+            shape = run_sandboxed(functools.partial(derive, template), name=template.name, deadline=deadline,
+                                  memory_limit=memory_limit)
+        except (TemplateTimeout, TemplateResourceError) as stop:
+            shape = DerivedShape(template.name, None, f"{type(stop).__name__}: {stop}")
+    return shape, (derived_format(shape.wire, shape.template) if shape.wire is not None else None)
 
 
 def resolve_format(source, *, deadline: float | None = DEFAULT_DEADLINE) -> Format:
@@ -65,6 +110,12 @@ def resolve_format(source, *, deadline: float | None = DEFAULT_DEADLINE) -> Form
         return get_format(source)  # a name, but not a registered one: UnknownFormat lists them
     probe = probe_template(source, deadline=deadline)
     found = _checked(probe)
-    if found is None:
-        raise NoToolCallFormat(f"{probe.name}: no tool-call format found in its chat template ({probe.reason})")
-    return found
+    if found is not None:
+        return found
+    reason = probe.reason
+    if probe.call_survives:
+        shape, found = derived_shape(source, deadline=deadline)
+        if found is not None:
+            return found
+        reason += f"; none derived: {shape.refused}"
+    raise NoToolCallFormat(f"{probe.name}: no tool-call format found in its chat template ({reason})")

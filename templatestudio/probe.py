@@ -64,6 +64,7 @@ __all__ = [
     "TemplateProbeError",
     "as_template",
     "probe_template",
+    "render_call_turn",
 ]
 
 @dataclass(frozen=True)
@@ -115,6 +116,20 @@ def _render(template: ChatTemplate, message: dict, tools: list | None) -> tuple[
     return prompt, template.render([PROBE_QUESTION, message], tools=tools, **variables)
 
 
+def render_call_turn(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str, str]:
+    """(prompt, added, wire) for the probe question then message, an assistant turn that calls tools.
+
+    prompt: the render ending at the generation prompt; added: what the
+    render with message adds after it; wire: that, cut at the end of the
+    turn (``probe_turn``). The template's own exceptions pass through.
+    """
+    prompt, with_call = _render(template, message, tools)
+    added = turn_before_conversation_tail(template, prompt, with_call, tools)
+    if added is None:
+        added = with_call[call_turn_start(prompt, with_call) :]
+    return prompt, added, cut_turn(added, turn_end(template, tools))
+
+
 @functools.lru_cache(maxsize=256)
 def _probe(template: ChatTemplate) -> TemplateProbe:
     errors: list[str] = []
@@ -131,7 +146,7 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
     first: TemplateProbe | None = None
     for shape in CALL_SHAPES:
         try:
-            prompt, with_call = _render(template, shape.message(), tools)
+            prompt, added, wire = render_call_turn(template, shape.message(), tools)
         except MemoryError:
             raise  # not the template refusing a shape: see probe_template
         except Exception as error:  # noqa: BLE001 - a template may raise anything
@@ -139,10 +154,6 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
             if text not in errors:
                 errors.append(text)
             continue
-        added = turn_before_conversation_tail(template, prompt, with_call, tools)
-        if added is None:
-            added = with_call[call_turn_start(prompt, with_call) :]
-        wire = cut_turn(added, turn_end(template, tools))
         renders_tools = PROBE_NAME in prompt
         # Judged before the cut: a template may render the call as a turn of its own.
         call_survives = PROBE_NAME in added

@@ -125,11 +125,18 @@ class CallShape:
 
     def message(self) -> dict:
         """The probe call as an assistant message in this form (a new dict each time)."""
-        arguments = json.dumps(PROBE_ARGUMENTS) if self.string_arguments else PROBE_ARGUMENTS
-        call: dict = {"type": "function", "function": {"name": PROBE_NAME, "arguments": arguments}}
-        if self.id_length is not None:
-            call["id"] = f"call{1:0{self.id_length - 4}d}"  # call00001 for Mistral's nine
-        message: dict = {"role": "assistant", "tool_calls": [call]}
+        return self.message_for([(PROBE_NAME, PROBE_ARGUMENTS)])
+
+    def message_for(self, calls: list[tuple[str, dict]]) -> dict:
+        """An assistant message in this form that makes the given (name, arguments) calls, in order."""
+        tool_calls = []
+        for number, (name, arguments) in enumerate(calls, 1):
+            written = json.dumps(arguments) if self.string_arguments else arguments
+            call: dict = {"type": "function", "function": {"name": name, "arguments": written}}
+            if self.id_length is not None:
+                call["id"] = f"call{number:0{self.id_length - 4}d}"  # call00001 for Mistral's nine
+            tool_calls.append(call)
+        message: dict = {"role": "assistant", "tool_calls": tool_calls}
         if self.content is not Content.ABSENT:
             message["content"] = _CONTENT_VALUE[self.content]
         return message

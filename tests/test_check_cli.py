@@ -84,6 +84,7 @@ def test_check_json_output(tmp_path, capsys):
             "parse_with": "hermes parser",
             "text_values": [],
             "error": None,
+            "declaration": None,
         },
         {
             "template": "unsloth/gemma-3-1b-it",
@@ -93,6 +94,7 @@ def test_check_json_output(tmp_path, capsys):
             "parse_with": "none: renders no tools",
             "text_values": [],
             "error": None,
+            "declaration": None,
         },
     ]
 

@@ -168,7 +168,8 @@ def test_an_unknown_grammar_is_no_format():
     assert probe.format is None and probe.call_survives
     assert detect_format(mini_template(UNREAD_GRAMMAR)) is None
     with pytest.raises(NoToolCallFormat, match=r"^template: no tool-call format found in its chat template "
-                       r"\(writes the call in a grammar no registered parser reads\)$"):
+                       r"\(writes the call in a grammar no registered parser reads; none derived: the arguments' "
+                       r"object follows the name after ' ': no one closing literal\)$"):
         resolve_format(mini_template(UNREAD_GRAMMAR))
 
 

@@ -142,6 +142,13 @@ class DetectedFormat:
         else:
             arguments = "typed as written"
         shipped = "; it also ships a response template" if self.ships_response_template else ""
+        if self.format.derived_from:
+            values = "written as text, typed by the tool's schema" if self.format.values_are_text else "typed as written"
+            return (
+                f"templatestudio: {self.model}'s chat template matches no registered format, so its wire shape "
+                f"was derived from the template and checked by round trip ({self.format.description}); "
+                f"arguments {values}; call turns rendered with {self.call_shape}{shipped}"
+            )
         return (
             f"templatestudio: {self.model} writes tool calls in the {self.format.name} format "
             f"({self.format.description}); arguments {arguments}; "

@@ -198,6 +198,8 @@ class Format:
     # The declared wire shape (``wire.shape.WireShape``) the parts above come
     # from, when the format was built by ``Format.declared``.
     wire: object = None
+    # The template a derived format's shape was read off (``templatestudio.derive``); "" for a registered one.
+    derived_from: str = ""
 
     def __post_init__(self) -> None:
         if self.wire is not None:

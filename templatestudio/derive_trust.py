@@ -1,0 +1,101 @@
+"""Trusting a derived shape: it must read back every call the template rendered, and write each back.
+
+``refusal_of_round_trip`` runs the derived format's own reader (the engine,
+as every reader does) over each round-trip render (``derive_renders``): the
+calls must come back exactly and nothing but whitespace beside them, and
+the writer, given a single call as read, must write the very text the
+template wrote. Where the values are text on the wire (XML-style
+parameters), a value counts as read back when it is the value's JSON or
+Python spelling (the template's choice, kept by the reader and written
+back as read); the tool's schema types it later, as for a registered
+format. A declared reasoning pair must split
+a reasoning block written with it from the call after it.
+
+Not handled: ids, and values holding the shape's own boundaries where the
+wire escapes nothing (no render tries them).
+"""
+
+from __future__ import annotations
+
+import json
+
+from templatestudio.calls import ParsedToolCall, UnparsedToolCall
+from templatestudio.derive_renders import Renders
+from templatestudio.derive_text import without_reasoning
+from templatestudio.engine import read_events
+from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
+from templatestudio.formats import Format
+from templatestudio.values import same_json_value
+from templatestudio.wire.shape import WireShape
+
+__all__ = ["refusal_of_round_trip"]
+
+
+def _spellings(value: object) -> set[str]:
+    """The texts a text-valued wire may write for value: itself for a string, else JSON's or Python's spelling."""
+    if isinstance(value, str):
+        return {value}
+    return {json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=False, separators=(",", ":")),
+            str(value)}
+
+
+def _same_call(got: ParsedToolCall, expected: ParsedToolCall, wire: WireShape) -> bool:
+    if got.name != expected.name or got.arguments.keys() != expected.arguments.keys():
+        return False
+    if not wire.values_are_text:
+        return same_json_value(got.arguments, expected.arguments)
+    return all(got.arguments[key] in _spellings(value) for key, value in expected.arguments.items())
+
+
+def _read(text: str, fmt: Format) -> tuple[list[ParsedToolCall], str, str]:
+    """(calls, content, reasoning) as the format's machine reads text."""
+    events = read_events(text, fmt)
+    calls = [event.call for event in events if isinstance(event, ToolCallEvent)]
+    content = "".join(event.text for event in events if isinstance(event, TextDelta))
+    reasoning = "".join(event.text for event in events if isinstance(event, ReasoningDelta))
+    return calls, content, reasoning
+
+
+def reply_of(text: str, wire: WireShape) -> str:
+    """The reply a model writes for a rendered call turn: no leading reasoning block, cut at a stop token.
+
+    A server ends the reply at the stop token and hands the prompt's open
+    reasoning block to the reasoning split; both come from the declaration.
+    """
+    text = without_reasoning(text, wire.reasoning)
+    for stop in wire.stop_tokens:
+        at = text.rfind(stop)
+        if at != -1 and not text[at + len(stop) :].strip():
+            text = text[:at]
+    return text
+
+
+def _refusal_of_render(calls: tuple[ParsedToolCall, ...], text: str, wire: WireShape, fmt: Format) -> str | None:
+    text = reply_of(text, wire)
+    try:
+        got, content, reasoning = _read(text, fmt)
+    except UnparsedToolCall as error:
+        return f"its reader refuses the template's own render of {list(calls)!r}: {error}"
+    if len(got) != len(calls) or not all(_same_call(a, b, wire) for a, b in zip(got, calls)):
+        return f"its reader reads {got!r} where the template wrote {list(calls)!r}"
+    if content.strip() or reasoning:
+        return f"its reader leaves {(content or reasoning)[:80]!r} beside the calls"
+    # Written back from what was read: a text-valued wire's values are the template's own spelling.
+    if len(calls) == 1 and fmt.write_call(got[0]).strip() != text.strip():
+        return f"its writer writes {fmt.write_call(got[0])!r} where the template wrote {text.strip()!r}"
+    return None
+
+
+def refusal_of_round_trip(wire: WireShape, renders: Renders, fmt: Format) -> str | None:
+    """Why the derived shape cannot be trusted with this template's calls; None when it round-trips."""
+    for calls, text in renders.round_trip:
+        refused = _refusal_of_render(calls, text, wire, fmt)
+        if refused is not None:
+            return refused
+    if wire.reasoning is not None:
+        call = renders.round_trip[0][0][0]
+        text = f"{wire.reasoning.open}plan the lookup{wire.reasoning.close}{fmt.write_call(call)}"
+        got, content, reasoning = _read(text, fmt)
+        if reasoning.strip() != "plan the lookup" or len(got) != 1 or content.strip():
+            return f"its reasoning pair {wire.reasoning_pair!r} does not split a reasoning block from a call"
+    return None
