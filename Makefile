@@ -126,6 +126,13 @@ bench-smoke: tokenizers
 bench: tokenizers
 	$(BIN)/python bench/run.py --write
 
+# llama.cpp's chat parser beside templatestudio's reader on every corpus template's own call
+# (outside CI: the build takes about five minutes). The figures are in README, "Deriving a format".
+llamacpp-compare: tokenizers
+	bench/llamacpp/build.sh
+	for mode in "" --derived-only; do $(BIN)/python bench/llamacpp/compare.py $$mode --no-prompt; done
+.PHONY: llamacpp-compare
+
 # --allow-root: containers run as root, and Jupyter refuses root without it.
 lab: tokenizers
 	$(BIN)/jupyter lab --allow-root notebooks/
