@@ -34,12 +34,13 @@ from __future__ import annotations
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import either, literal
 from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.wire.shape import Call, Invoke, Section, WireShape, XmlParameters
 from templatestudio.wire.xml_params import read_invoke, xml_limits
+from templatestudio.wire.sections import element_spans
 
 # The writer's shape. The opener and reader are the module's own: several
 # invokes share one block, each a span of it, and a block may hold a JSON
@@ -67,18 +68,10 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     position = skip_space(region, len(OPEN))
     if region.startswith("{", position):
         return _json_call(region, position, end)
-    spans: list[CallSpan] = []
-    while region.startswith(INVOKE, position):
-        call, after = read_invoke(region, position, end, WIRE.name, WIRE.arguments)
-        # Consecutive spans cover the block, tags included: none of it is content.
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-        position = skip_space(region, after)
-    if not spans:
-        raise CallSyntaxError(f"no {INVOKE}…> and no JSON call object in the block")
-    if position != end:
-        raise CallSyntaxError(f"expected another invoke or {CLOSE} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    return element_spans(region, position, end, INVOKE,
+                         lambda text, at, stop: read_invoke(text, at, stop, WIRE.name, WIRE.arguments),
+                         none=f"no {INVOKE}…> and no JSON call object in the block",
+                         expected=f"expected another invoke or {CLOSE}")
 
 
 # The block's tag alone in prose opens nothing: an invoke or a JSON object must follow it.

@@ -41,6 +41,7 @@ from templatestudio.wire.jsonbody import call_from, decode_at
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, Section, WireShape
 from templatestudio.wire.xml_extent import ValueAwareExtent
 from templatestudio.wire.xml_params import Boundary, checked_value, find_boundary, holds_boundary, value_ends
+from templatestudio.wire.sections import element_spans
 
 # The writer's shape; the opener and reader are the module's own (below), shared with HY v3.
 WIRE = WireShape(
@@ -147,20 +148,10 @@ class SectionReader:
         return ParsedToolCall(name.group(), arguments), position + len(self.call_close)
 
     def read_region(self, region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-        end = len(region) - len(self.close)  # the extent ends every region just past the section's closer
-        position = _SPACE.match(region, len(self.open), end).end()
-        spans: list[CallSpan] = []
-        while region.startswith(self.call_open, position):
-            call, after = self._call(region, position, end)
-            # Consecutive spans cover the section, tags included: none of it is content.
-            spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-            position = _SPACE.match(region, after, end).end()
-        if not spans:
-            raise CallSyntaxError(f"no {self.call_open} in the {self.open} section")
-        if position != end:
-            raise CallSyntaxError(f"expected {self.call_open} or {self.close} at offset {position}")
-        spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-        return spans
+        # The extent ends every region just past the section's closer.
+        return element_spans(region, len(self.open), len(region) - len(self.close), self.call_open, self._call,
+                             none=f"no {self.call_open} in the {self.open} section",
+                             expected=f"expected {self.call_open} or {self.close}")
 
 
 READER = SectionReader(WIRE, "")

@@ -48,6 +48,7 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, HandWritten, Invoke, Reasoning, Section, WireShape
+from templatestudio.wire.sections import element_spans
 
 # The block and the invoke are literals, each after the namespace marker
 # ]<]minimax[>[ (NS); the arguments are nested elements whose tags are their
@@ -139,20 +140,9 @@ def _invoke(region: str, position: int, end: int) -> tuple[ParsedToolCall, int]:
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    spans: list[CallSpan] = []
-    position = skip_space(region, len(OPEN))
-    while region.startswith(INVOKE, position):
-        call, after = _invoke(region, position, end)
-        # Consecutive spans cover the block, tags included: none of it is content.
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-        position = skip_space(region, after)
-    if not spans:
-        raise CallSyntaxError(f"no {INVOKE}…> in the block")
-    if position != end:
-        raise CallSyntaxError(f"expected another invoke or {CLOSE} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    # The extent ends every region just past the closer.
+    return element_spans(region, len(OPEN), len(region) - len(CLOSE), INVOKE, _invoke,
+                         none=f"no {INVOKE}…> in the block", expected=f"expected another invoke or {CLOSE}")
 
 
 def _written(value: object) -> str:

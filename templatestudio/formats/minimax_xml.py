@@ -30,6 +30,7 @@ from templatestudio.wire.base import (
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import literal
 from templatestudio.wire.shape import Call, Invoke, Reasoning, Section, WireShape, XmlParameters
+from templatestudio.wire.sections import element_spans
 
 # The writer's shape. The opener and reader are the module's own: several
 # invokes share one block, each a span of it.
@@ -97,20 +98,9 @@ def _read_invoke(region: str, position: int, end: int) -> tuple[ParsedToolCall, 
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    spans: list[CallSpan] = []
-    position = _SPACE.match(region, len(OPEN), end).end()
-    while region.startswith(INVOKE, position):
-        call, after = _read_invoke(region, position, end)
-        # Consecutive spans cover the block, tags included: none of it is content.
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-        position = _SPACE.match(region, after, end).end()
-    if not spans:
-        raise CallSyntaxError(f"no {INVOKE}…> in the block")
-    if position != end:
-        raise CallSyntaxError(f"expected another invoke or {CLOSE} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    # The extent ends every region just past the closer.
+    return element_spans(region, len(OPEN), len(region) - len(CLOSE), INVOKE, _read_invoke,
+                         none=f"no {INVOKE}…> in the block", expected=f"expected another invoke or {CLOSE}")
 
 
 OPENER = Opener(OPEN, opener_pattern(OPEN, SPACES, literal(INVOKE)), lambda: TagExtent(len(OPEN), CLOSE))

@@ -59,6 +59,7 @@ from templatestudio.wire.token_extent import TokenExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.shape import Call, HandWritten, Invoke, Reasoning, WireShape, XmlParameters
 from templatestudio.wire.xml_params import read_invoke, xml_limits
+from templatestudio.wire.sections import element_spans
 
 # The declared shape: a call is a message addressed to a tool, from its
 # header's to= to the block's closer; the recipient stands in the header,
@@ -106,20 +107,10 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
     if opener is not CALL_OPENER and opener is not FRAMED_CALL_OPENER:
         return []  # framing: a header, the next message's start, a message's end; the text around it is content
     _, position = _header(region)
-    end = len(region) - len(BLOCK_END)  # the extent ends every call just past the block's closer
-    position = skip_space(region, position + len(BLOCK))
-    spans: list[CallSpan] = []
-    while region.startswith(INVOKE.open, position):
-        call, after = read_invoke(region, position, end, INVOKE, WIRE.arguments)
-        # Consecutive spans cover the message, header and tags included: none of it is content.
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-        position = skip_space(region, after)
-    if not spans:
-        raise CallSyntaxError(f"no {INVOKE.open}…> in the block")
-    if position != end:
-        raise CallSyntaxError(f"expected another invoke or {BLOCK_END} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    # The extent ends every call just past the block's closer; the spans cover the message, header included.
+    return element_spans(region, position + len(BLOCK), len(region) - len(BLOCK_END), INVOKE.open,
+                         lambda text, at, end: read_invoke(text, at, end, INVOKE, WIRE.arguments),
+                         none=f"no {INVOKE.open}…> in the block", expected=f"expected another invoke or {BLOCK_END}")
 
 
 # Hand-written: the declared name is (see WIRE), so the header is written here, as Muse Glimmer's template writes

@@ -29,6 +29,7 @@ from templatestudio.wire.base import WS, CallSyntaxError, Found, Format, NearMis
 from templatestudio.wire.extents import TagExtent
 from templatestudio.resumable_match import literal
 from templatestudio.wire.shape import Call, Invoke, Reasoning, Section, WireShape, XmlParameters
+from templatestudio.wire.sections import element_spans
 
 # The writer's shape. The opener and reader are the module's own: several
 # calls share one block, each a span of it.
@@ -90,20 +91,9 @@ def _read_call(region: str, position: int, end: int) -> tuple[ParsedToolCall, in
 
 
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
-    end = len(region) - len(CLOSE)  # the extent ends every region just past the closer
-    spans: list[CallSpan] = []
-    position = _space(region, len(OPEN), end)
-    while region.startswith(CALL_OPEN, position):
-        call, after = _read_call(region, position, end)
-        # Consecutive spans cover the block, tags included: none of it is content.
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
-        position = _space(region, after, end)
-    if not spans:
-        raise CallSyntaxError(f"no {CALL_OPEN} in the block")
-    if position != end:
-        raise CallSyntaxError(f"expected another {CALL_OPEN} or {CLOSE} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    # The extent ends every region just past the closer.
+    return element_spans(region, len(OPEN), len(region) - len(CLOSE), CALL_OPEN, _read_call,
+                         none=f"no {CALL_OPEN} in the block", expected=f"expected another {CALL_OPEN} or {CLOSE}")
 
 
 # The block's opener is a special token: it alone opens a call region.

@@ -13,7 +13,9 @@ only whitespace stands between them. A reply cut between two calls of one
 section is then cut between regions, and gives the calls before the cut
 whole, the way a reply cut between two Hermes blocks does.
 
-``json_object_at`` decodes the arguments object of one call.
+``element_spans`` reads a block of elements one after another (MiniMax's
+invokes, Step 3's calls), and ``json_object_at`` decodes the arguments
+object of one call.
 """
 
 from __future__ import annotations
@@ -80,6 +82,36 @@ def read_one_call(
     if not only_closer_after(region, position, section_close):
         raise CallSyntaxError(f"unexpected text after the call at offset {skip_space(region, position)}")
     return [CallSpan(call, 0, len(region), call_id)]
+
+
+ElementReader = Callable[[str, int, int], tuple[ParsedToolCall, int]]
+
+
+def element_spans(
+    region: str, position: int, end: int, opening: str, read_element: ElementReader, *, none: str, expected: str,
+) -> list[CallSpan]:
+    """The calls of a block read one element after another, whitespace between, their spans covering the block.
+
+    From position (whitespace first), each element that opens with opening
+    is read by ``read_element(region, position, end)``, which returns the
+    call and the offset past the element; the last must end at end (where
+    the block's closer starts). Consecutive spans cover the block, tags
+    included, so none of it is content. Raises ``CallSyntaxError(none)``
+    when no element opens, and ``expected`` (then " at offset N") when other
+    text stands before end.
+    """
+    spans: list[CallSpan] = []
+    position = skip_space(region, position)
+    while position < end and region.startswith(opening, position):
+        call, after = read_element(region, position, end)
+        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))
+        position = skip_space(region, after)
+    if not spans:
+        raise CallSyntaxError(none)
+    if position != end:
+        raise CallSyntaxError(f"{expected} at offset {position}")
+    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
+    return spans
 
 
 def json_object_at(region: str, index: int, name: str, found: Found | None = None) -> tuple[dict, int]:
