@@ -13,8 +13,8 @@ back. The calls are fixed here, so every derivation sees the same pairs:
   is spelled, where values are text);
 - ``two_calls``: two calls in one turn (what stands between calls, and
   whether a section wraps them); None for a template that raises on more
-  than one call a turn (Llama 3.1's), whose round-trip set then holds
-  single calls only;
+  than one call a turn (Llama 3.1's) or writes only the first (GigaChat's),
+  whose round-trip set then holds single calls only;
 - ``reasoning``: a plain reply with a reasoning text, rendered whole
   (where the template writes reasoning at all);
 - ``round_trip``: the calls the derived shape must read back exactly:
@@ -67,6 +67,7 @@ class Renders:
     typed: str
     two_calls: str | None  # None: the template raises on two calls in one turn
     reasoning: str | None  # the whole render of a reply with reasoning; None when the reasoning is not written
+    ids: tuple[str, ...]  # the ids the calls of a turn are given, in order; () when the template takes none
     turn_end: str | None
     round_trip: tuple[tuple[tuple[ParsedToolCall, ...], str], ...]
 
@@ -94,6 +95,8 @@ def renders_of(template: ChatTemplate) -> Renders:
         two_calls: str | None = turn([(NAME, ONE), (OTHER_NAME, ONE)], "two calls")
     except NoToolCallFormat:
         two_calls = None  # Llama 3.1 raises on more than one call a turn: one call it is
+    if two_calls is not None and OTHER_NAME not in two_calls:
+        two_calls = None  # GigaChat's templates write the first call of a turn only
     round_trip = tuple(
         (calls, turn([(call.name, call.arguments) for call in calls], f"the round-trip calls {index}"))
         for index, calls in enumerate(ROUND_TRIP)
@@ -109,6 +112,7 @@ def renders_of(template: ChatTemplate) -> Renders:
         typed=turn([(NAME, TYPED)], "a boolean argument"),
         two_calls=two_calls,
         reasoning=_reasoning_render(template, tools),
+        ids=tuple(probe.shape.call_id(number) for number in (1, 2, 3)) if probe.shape.id_length else (),
         turn_end=turn_end(template, tools),
         round_trip=round_trip,
     )

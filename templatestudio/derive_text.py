@@ -37,8 +37,8 @@ from templatestudio.derive_renders import ANSWER_MARK, NAME, ONE, OTHER_NAME, RE
 from templatestudio.wire import keyed_values
 from templatestudio.wire.base import MARKUP
 from templatestudio.wire.shape import (
-    Call, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues, Reasoning,
-    Section,
+    Call, CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues,
+    Reasoning, Section,
     ShapeError, WireShape, XmlParameters,
 )
 
@@ -49,6 +49,8 @@ _OPENING, _CLOSING = "<[{(", ">]})"
 # A literal's pieces: whitespace, a tag (closed or still open: "<function="), a bracketed token, a word.
 _PIECES = re.compile(r"\s+|<[^<>\n]*>?|\[[^\[\]\s]*\]?|[^\s<\[]+")
 _DECODER = json.JSONDecoder()
+ID_MARK = "\x00id\x00"  # where a call's id stood, in literals compared across renders
+_INDEX = re.compile(r"[:#_.\-]0(?=[^0-9])")
 
 
 def _refuse(why: str) -> NoToolCallFormat:
@@ -117,6 +119,8 @@ class _Core:
     arguments: JsonArguments | JsonObject | OwnValues | XmlParameters | KeyValuePairs
     name_close: str = ""  # for named kinds: the literal after the name
     name_head: str = ""  # and the whitespace the writer puts after it
+    call_id: CallId | None = None  # an id written after the name
+    index: str = ""  # the first call's number after the name, with what precedes it (":0")
 
 
 def _decoded(text: str, at: int) -> tuple[object, int] | None:
@@ -126,8 +130,12 @@ def _decoded(text: str, at: int) -> tuple[object, int] | None:
         return None
 
 
-def _json_call(text: str, at: int) -> _Core | None:
-    """The JSON object around the name that holds the arguments under a key; None if there is none."""
+def _json_call(renders: Renders, at: int) -> _Core | None:
+    """The JSON object around the name that holds the arguments under a key; None if there is none.
+
+    One more key is allowed when its value is the call's id (Mistral's ``"id"``): the shape's id key.
+    """
+    text = renders.one
     for start in (match.start() for match in reversed(list(re.finditer(r"\{", text[:at])))):
         found = _decoded(text, start)
         if found is None or found[1] <= at or not isinstance(found[0], dict):
@@ -142,9 +150,12 @@ def _json_call(text: str, at: int) -> _Core | None:
         if len(name_keys) != 1 or len(argument_keys) != 1:
             raise _refuse(f"the call object {text[start:end]!r} holds no single name key and arguments key")
         extra = sorted(set(item) - {*name_keys, *argument_keys})
-        if extra:
+        id_key = extra[0] if len(extra) == 1 and renders.ids and item[extra[0]] == renders.ids[0] else None
+        if extra and id_key is None:
             raise _refuse(f"the call object holds keys beyond the name and the arguments: {extra}")
-        arguments = JsonArguments(argument_keys[0], listed=_indented_list(text, start, item))
+        if id_key is not None and list(item)[-1] != id_key:
+            raise _refuse(f"the call's id is written under {id_key!r} before its arguments (written after, if at all)")
+        arguments = JsonArguments(argument_keys[0], listed=_indented_list(text, start, item), id_key=id_key)
         if arguments.listed is not None:  # the whole indented list is the core: its layout is json.dumps'
             start, end = _list_span(text, start)
         return _Core("json call", start, end, NameKey(name_keys[0]), arguments)
@@ -176,15 +187,28 @@ def _after_name(text: str, at: int) -> tuple[int, str]:
     return (brace, text[after:brace]) if brace != -1 else (-1, "")
 
 
-def _named_json(text: str, at: int) -> _Core | None:
+def _named_json(renders: Renders, at: int) -> _Core | None:
+    """A JSON object after the name and a closing literal (and the call's id, then its closing literal)."""
+    text = renders.one
     brace, between = _after_name(text, at)
     found = _decoded(text, brace) if brace != -1 and '"' not in between else None
     if found is None or found[0] != ONE:
         return None
+    call_id = None
+    if renders.ids and renders.ids[0] in between:  # Mistral's NAME[CALL_ID]ID[ARGS]
+        between, id_part = between.split(renders.ids[0], 1)
+        id_lead, id_close, id_head = _split_space(id_part)
+        if id_lead or not MARKUP.search(id_close) or any(char in _SPACE for char in id_close):
+            raise _refuse(f"the call's id is followed by {id_part!r}: no literal ends it")
+        call_id, between = CallId(renders.ids[0], id_close, after_name=True), between + id_head
+    index = _INDEX.match(between)  # the call's number after the name (Kimi K2's functions.NAME:0)
+    if index is not None:
+        between = between[index.end() :]
     lead, close, head = _split_space(between)
     if not close or any(char in _SPACE for char in close):
         raise _refuse(f"the arguments' object follows the name after {between!r}: no one closing literal")
-    return _Core("named json", at, found[1], None, JsonObject(), lead + close, head)
+    return _Core("named json", at, found[1], None, JsonObject(), lead + close, head, call_id,
+                 index.group() if index else "")
 
 
 def _own_values(renders: Renders, at: int) -> _Core | None:
@@ -200,12 +224,17 @@ def _own_values(renders: Renders, at: int) -> _Core | None:
         return None
     second = renders.two_arguments
     both = {**ONE, "count": 42}
-    if not any(second.startswith(keyed_values.write_value(order, quote), brace)
-               for order in (both, dict(sorted(both.items())))):  # Gemma 4's template sorts the keys
+    orders = (both, dict(sorted(both.items())))  # Gemma 4's template sorts the keys
+    text = not any(second.startswith(keyed_values.write_value(order, quote), brace) for order in orders)
+    if text and not any(second.startswith(keyed_values.write_value({k: str(v) for k, v in order.items()}, quote),
+                                          brace) for order in orders):
         raise _refuse("two arguments are not written in the keyed-values grammar one is written in")
     if any(char in _SPACE for char in between):
         raise _refuse(f"whitespace between the name and its arguments ({between!r})")
-    return _Core("own values", at, brace + len(written), None, OwnValues(quote), between)
+    # A None the template spells the Python way (Gemma 4's): the writer spells it so too.
+    null = "None" if any(":None" in text for _, text in renders.round_trip) else "null"
+    # Every value quoted as text (FunctionGemma's 42 between the quotes): text values, typed by the schema later.
+    return _Core("own values", at, brace + len(written), None, OwnValues(quote, null, text), between)
 
 
 def _xml_parameters(renders: Renders, at: int) -> _Core | None:
@@ -275,7 +304,7 @@ def _key_value_pairs(renders: Renders, at: int, key_open: str, head: str, inside
 
 def _core(renders: Renders, at: int) -> _Core:
     text = renders.one
-    found = (_json_call(text, at) or _named_json(text, at) or _own_values(renders, at)
+    found = (_json_call(renders, at) or _named_json(renders, at) or _own_values(renders, at)
              or _xml_parameters(renders, at))
     if found is None:
         raise _refuse(f"the arguments are written in no way derived here (a JSON object, the keyed-values grammar, "
@@ -294,6 +323,7 @@ class _Envelope:
     listed: bool  # the calls stand in one JSON list
     ends_turn: str  # a token written once after the last call: the turn's end ("" when none)
     section: Section | None = None  # literals written once around all the calls
+    abuts: bool = False  # the list's bracket follows the opening literal at once (firefunction's functools[)
 
 
 def _envelope(renders: Renders, core: _Core) -> _Envelope:
@@ -303,6 +333,10 @@ def _envelope(renders: Renders, core: _Core) -> _Envelope:
         return _Envelope(one[: core.start].lstrip(_SPACE), one[core.end :].rstrip(_SPACE), "\n", False, "")
     first = one[core.start : core.end]
     second = first.replace(NAME, OTHER_NAME)
+    if renders.ids:  # the second call's id is the second one
+        second = second.replace(renders.ids[0], renders.ids[1])
+    if core.index:  # and its number the next one
+        second = second.replace(OTHER_NAME + core.index, OTHER_NAME + core.index[:-1] + "1", 1)
     at_first = two.find(first)
     at_second = two.find(second, at_first + len(first)) if at_first != -1 else -1
     if at_second == -1:
@@ -311,6 +345,8 @@ def _envelope(renders: Renders, core: _Core) -> _Envelope:
     if two[:at_first] != prefix or two[at_second + len(second) :] != suffix:
         raise _refuse("two calls are written with a different prefix or suffix than one")
     middle = two[at_first + len(first) : at_second]
+    if renders.ids:  # an id outside the core (Solar Open's, before the name) is a slot: one mark for both
+        prefix, middle = prefix.replace(renders.ids[0], ID_MARK), middle.replace(renders.ids[1], ID_MARK)
     closing = suffix[: _common_prefix(suffix, middle)]
     opening_size = min(_common_suffix(prefix, middle), len(middle) - len(closing))
     opening = prefix[len(prefix) - opening_size :]
@@ -324,7 +360,7 @@ def _envelope(renders: Renders, core: _Core) -> _Envelope:
         # The writer writes one list per call; one per line reads back as the template's one list does.
         opening = section_open.rstrip(_SPACE)[:-1].lstrip(_SPACE)
         closing = section_close.lstrip(_SPACE)[1:].rstrip(_SPACE)
-        return _Envelope(opening, closing, "\n", True, "")
+        return _Envelope(opening, closing, "\n", True, "", abuts=section_open.rstrip(_SPACE).endswith(opening + "["))
     ending = _tokens(section_close)
     if not section_open.strip(_SPACE) and len(ending) == 1 and MARKUP.search(ending[0]):
         # One token after the last call only (Functionary's <|eom_id|>): the turn's end, a stop token.
@@ -338,9 +374,8 @@ def _envelope(renders: Renders, core: _Core) -> _Envelope:
         if any(char in _SPACE for char in open_literal + close_literal):
             raise _refuse(f"the section is opened by {open_literal!r} and closed by {close_literal!r}: "
                           "each must be one literal")
-        # A call that opens with literals of its own may stand alone; elements without any may not.
-        alone = bool(opening) and core.kind != "invoke parameters"
-        section = Section(open_literal, close_literal, head=head, tail=tail, alone=alone)
+        # The template writes every call inside the section: a call alone is not read.
+        section = Section(open_literal, close_literal, head=head, tail=tail)
         return _Envelope(opening, closing, separator, False, "", section)
     return _Envelope(opening, closing, separator, False, "")
 
@@ -349,22 +384,24 @@ def _tokens(text: str) -> list[str]:
     return [piece for piece in _pieces(text) if piece.strip(_SPACE)]
 
 
-def _shape(renders: Renders, core: _Core, envelope: _Envelope) -> tuple[Call, object, object]:
-    """The Call, name and arguments parts of the declaration."""
+def _shape(renders: Renders, core: _Core, envelope: _Envelope) -> tuple[Call, object, object, CallId | None]:
+    """The Call, name, arguments and call id parts of the declaration."""
     lead, open_text, head = _split_space(envelope.opening)
     tail, close_text, _ = _split_space(envelope.closing)
     if core.kind == "json call" and not open_text and not close_text and envelope.section is None:
         listed = core.arguments.listed or (JsonList() if envelope.listed else None)
-        arguments = JsonArguments(core.arguments.key, listed=listed)
-        return Call(marker="[" if listed else "{"), core.name, arguments  # a bare call object (or list)
+        arguments = JsonArguments(core.arguments.key, listed=listed, id_key=core.arguments.id_key)
+        return Call(marker="[" if listed else "{"), core.name, arguments, None  # a bare call object (or list)
     if not open_text and envelope.section is None:
         raise _refuse("no literal opens a call (a bare call is told from prose only by a module's own rule)")
     if core.kind == "json call":
         first = _tokens(open_text)[0]
         rest = envelope.opening[envelope.opening.index(first) + len(first) :]
-        arguments = JsonArguments(core.arguments.key,
+        arguments = JsonArguments(core.arguments.key, id_key=core.arguments.id_key,
                                   listed=core.arguments.listed or (JsonList() if envelope.listed else None))
-        return Call(first, close_text, head=rest, tail=tail), core.name, arguments
+        # A literal the list's bracket abuts is watched with the bracket: "functools" alone is a word of prose.
+        marker = first + "[" if envelope.abuts and not rest and first.isalpha() else None
+        return Call(first, close_text, head=rest, tail=tail, marker=marker), core.name, arguments, None
     tokens = _tokens(open_text)
     if core.kind == "named pairs":
         after = core.arguments.after
@@ -373,7 +410,7 @@ def _shape(renders: Renders, core: _Core, envelope: _Envelope) -> tuple[Call, ob
                           "only one literal before the name and a closer after the last pair are derived")
         pair_tail, pair_close, _ = _split_space(envelope.closing[len(after) :])
         name = NameBetween("", "", head=core.name_head, chars=r"[^<>\s]")
-        return Call(tokens[0], pair_close, head=head, tail=pair_tail), name, core.arguments
+        return Call(tokens[0], pair_close, head=head, tail=pair_tail), name, core.arguments, None
     if core.kind == "invoke parameters":
         if len(tokens) < (1 if envelope.section is not None else 2):
             raise _refuse(f"a named element with no literal around it ({open_text!r}): not derived")
@@ -390,17 +427,31 @@ def _shape(renders: Renders, core: _Core, envelope: _Envelope) -> tuple[Call, ob
         element_close = closers[0]
         call_tail, call_close, _ = _split_space(envelope.closing[len(after) + len(name_tail) + len(element_close) :])
         name = Invoke(name_open, core.name_close, element_close, head=core.name_head, tail=name_tail)
-        return Call(call_open, call_close, head=call_head, tail=call_tail), name, core.arguments
+        return Call(call_open, call_close, head=call_head, tail=call_tail), name, core.arguments, None
     if not tokens:
         raise _refuse("no literal opens a call inside the section")
-    call_open = tokens[0]
-    call_head, name_open, _ = _split_space(open_text[len(call_open) :])
+    call_open, call_id = tokens[0], None
+    rest = open_text[len(call_open) :]
+    if rest.startswith(ID_MARK):  # the call's id, then the literal that ends it (Solar Open's)
+        id_close = _tokens(rest[len(ID_MARK) :])
+        if not id_close or not MARKUP.search(id_close[0]):
+            raise _refuse(f"the call's id is followed by {rest[len(ID_MARK):]!r}: no literal ends it")
+        call_id = CallId(renders.ids[0], id_close[0])
+        rest = rest[len(ID_MARK) + len(id_close[0]) :]
+    if ID_MARK in rest or ID_MARK in call_open:
+        raise _refuse("the call's id is written where no declared part puts it")
+    call_head, name_open, _ = _split_space(rest)
     if any(char in _SPACE for char in name_open):
         raise _refuse(f"the call opens with {open_text!r}: more literals than a call and a name opening")
     if head:
         raise _refuse(f"whitespace between the name's opening literal and the name ({envelope.opening!r})")
-    name = NameBetween(name_open, core.name_close, head=core.name_head, chars=_name_chars(core.name_close))
-    return Call(call_open, close_text, head=call_head, tail=tail), name, core.arguments
+    name = NameBetween(name_open, core.name_close, head=core.name_head, index=core.index,
+                       chars=_name_chars(core.index or core.name_close))
+    if core.call_id is not None:
+        if call_id is not None:
+            raise _refuse("the call's id is written twice")
+        call_id = core.call_id
+    return Call(call_open, close_text, head=call_head, tail=tail), name, core.arguments, call_id
 
 
 def _name_chars(close: str) -> str:
@@ -462,14 +513,16 @@ def derive_shape(renders: Renders) -> WireShape:
     at = _name_at(renders)
     core = _core(renders, at)
     envelope = _envelope(renders, core)
-    call, name, arguments = _shape(renders, core, envelope)
+    call, name, arguments, call_id = _shape(renders, core, envelope)
+    if ID_MARK in call.open + call.close + envelope.separator + (envelope.section.open if envelope.section else ""):
+        raise _refuse("the call's id is written where no declared part puts it")
     if isinstance(arguments, (JsonArguments, JsonObject)) and any("\\u00e9" in text for _, text in renders.round_trip):
         arguments = dataclasses.replace(arguments, ascii=True)  # the template's tojson escapes non-ASCII text
     stop = renders.turn_end
     stop_tokens = tuple(item for item in (envelope.ends_turn, stop)
                         if item and not any(char in _SPACE for char in item))
     try:
-        return WireShape(call=call, name=name, arguments=arguments, section=envelope.section,
+        return WireShape(call=call, name=name, arguments=arguments, section=envelope.section, call_id=call_id,
                          separator=envelope.separator, reasoning=reasoning,
                          stop_tokens=tuple(dict.fromkeys(stop_tokens)))
     except ShapeError as error:

@@ -11,8 +11,11 @@ back as read); the tool's schema types it later, as for a registered
 format. A declared reasoning pair must split
 a reasoning block written with it from the call after it.
 
-Not handled: ids, and values holding the shape's own boundaries where the
-wire escapes nothing (no render tries them).
+Where the declaration says where a call's id is written, the ids the
+template was given must be read back, and the writer writes the one read.
+
+Not handled: values holding the shape's own boundaries where the wire
+escapes nothing (no render tries them).
 """
 
 from __future__ import annotations
@@ -47,13 +50,14 @@ def _same_call(got: ParsedToolCall, expected: ParsedToolCall, wire: WireShape) -
     return all(got.arguments[key] in _spellings(value) for key, value in expected.arguments.items())
 
 
-def _read(text: str, fmt: Format) -> tuple[list[ParsedToolCall], str, str]:
-    """(calls, content, reasoning) as the format's machine reads text."""
+def _read(text: str, fmt: Format) -> tuple[list[ParsedToolCall], str, str, list[str | None]]:
+    """(calls, content, reasoning, ids) as the format's machine reads text."""
     events = read_events(text, fmt)
     calls = [event.call for event in events if isinstance(event, ToolCallEvent)]
+    ids = [event.id for event in events if isinstance(event, ToolCallEvent)]
     content = "".join(event.text for event in events if isinstance(event, TextDelta))
     reasoning = "".join(event.text for event in events if isinstance(event, ReasoningDelta))
-    return calls, content, reasoning
+    return calls, content, reasoning, ids
 
 
 def reply_of(text: str, wire: WireShape) -> str:
@@ -70,32 +74,42 @@ def reply_of(text: str, wire: WireShape) -> str:
     return text
 
 
-def _refusal_of_render(calls: tuple[ParsedToolCall, ...], text: str, wire: WireShape, fmt: Format) -> str | None:
+def _refusal_of_render(calls: tuple[ParsedToolCall, ...], text: str, wire: WireShape, fmt: Format,
+                       ids: tuple[str, ...]) -> str | None:
     text = reply_of(text, wire)
     try:
-        got, content, reasoning = _read(text, fmt)
+        got, content, reasoning, got_ids = _read(text, fmt)
     except UnparsedToolCall as error:
         return f"its reader refuses the template's own render of {list(calls)!r}: {error}"
     if len(got) != len(calls) or not all(_same_call(a, b, wire) for a, b in zip(got, calls)):
         return f"its reader reads {got!r} where the template wrote {list(calls)!r}"
     if content.strip() or reasoning:
         return f"its reader leaves {(content or reasoning)[:80]!r} beside the calls"
+    written_ids = _id_slot(wire)
+    if written_ids and got_ids != list(ids[: len(calls)]):
+        return f"its reader reads the ids {got_ids} where the template wrote {list(ids[: len(calls)])}"
     # Written back from what was read: a text-valued wire's values are the template's own spelling.
-    if len(calls) == 1 and fmt.write_call(got[0]).strip() != text.strip():
-        return f"its writer writes {fmt.write_call(got[0])!r} where the template wrote {text.strip()!r}"
+    written = fmt.write_call(got[0], got_ids[0]) if written_ids else fmt.write_call(got[0])
+    if len(calls) == 1 and written.strip() != text.strip():
+        return f"its writer writes {written!r} where the template wrote {text.strip()!r}"
     return None
+
+
+def _id_slot(wire: WireShape) -> bool:
+    """Whether the declaration says where a call's id is written."""
+    return wire.call_id is not None or getattr(wire.arguments, "id_key", None) is not None
 
 
 def refusal_of_round_trip(wire: WireShape, renders: Renders, fmt: Format) -> str | None:
     """Why the derived shape cannot be trusted with this template's calls; None when it round-trips."""
     for calls, text in renders.round_trip:
-        refused = _refusal_of_render(calls, text, wire, fmt)
+        refused = _refusal_of_render(calls, text, wire, fmt, renders.ids)
         if refused is not None:
             return refused
     if wire.reasoning is not None:
         call = renders.round_trip[0][0][0]
         text = f"{wire.reasoning.open}plan the lookup{wire.reasoning.close}{fmt.write_call(call)}"
-        got, content, reasoning = _read(text, fmt)
+        got, content, reasoning, _ = _read(text, fmt)
         if reasoning.strip() != "plan the lookup" or len(got) != 1 or content.strip():
             return f"its reasoning pair {wire.reasoning_pair!r} does not split a reasoning block from a call"
     return None

@@ -121,13 +121,15 @@ def render_call_turn(template: ChatTemplate, message: dict, tools: list | None) 
 
     prompt: the render ending at the generation prompt; added: what the
     render with message adds after it; wire: that, cut at the end of the
-    turn (``probe_turn``). The template's own exceptions pass through.
+    turn (``probe_turn``; the turn is the one holding message's first call).
+    The template's own exceptions pass through.
     """
     prompt, with_call = _render(template, message, tools)
     added = turn_before_conversation_tail(template, prompt, with_call, tools)
     if added is None:
         added = with_call[call_turn_start(prompt, with_call) :]
-    return prompt, added, cut_turn(added, turn_end(template, tools))
+    first = message["tool_calls"][0]["function"]["name"]
+    return prompt, added, cut_turn(added, turn_end(template, tools), first)
 
 
 @functools.lru_cache(maxsize=256)

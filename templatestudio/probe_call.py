@@ -127,6 +127,10 @@ class CallShape:
         """The probe call as an assistant message in this form (a new dict each time)."""
         return self.message_for([(PROBE_NAME, PROBE_ARGUMENTS)])
 
+    def call_id(self, number: int) -> str | None:
+        """The id this form gives the call at number (from 1): call00001 for Mistral's nine; None without ids."""
+        return None if self.id_length is None else f"call{number:0{self.id_length - 4}d}"
+
     def message_for(self, calls: list[tuple[str, dict]]) -> dict:
         """An assistant message in this form that makes the given (name, arguments) calls, in order."""
         tool_calls = []
@@ -134,7 +138,7 @@ class CallShape:
             written = json.dumps(arguments) if self.string_arguments else arguments
             call: dict = {"type": "function", "function": {"name": name, "arguments": written}}
             if self.id_length is not None:
-                call["id"] = f"call{number:0{self.id_length - 4}d}"  # call00001 for Mistral's nine
+                call["id"] = self.call_id(number)
             tool_calls.append(call)
         message: dict = {"role": "assistant", "tool_calls": tool_calls}
         if self.content is not Content.ABSENT:

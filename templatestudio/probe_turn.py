@@ -115,14 +115,17 @@ def turn_end(template: ChatTemplate, tools: list | None) -> str | None:
     return rendered[at + len(_REPLY_MARK) :].strip() or None
 
 
-def cut_turn(text: str, end: str | None) -> str:
-    """text up to the end-of-turn text end (``turn_end``; None: no cut), trailing whitespace off."""
+def cut_turn(text: str, end: str | None, name: str = PROBE_NAME) -> str:
+    """text up to the end-of-turn text end (``turn_end``; None: no cut), trailing whitespace off.
+
+    name: the first call's name (the probe's by default).
+    """
     if end:
         at = text.find(end)
         # A template that writes the call as a turn of its own ends the
         # assistant's (empty) message first (GigaChat 3): the cut is then at
         # the end of the turn that holds the call.
-        named = text.find(PROBE_NAME)
+        named = text.find(name)
         if at != -1 and named > at:
             at = text.find(end, named)
         if at != -1:

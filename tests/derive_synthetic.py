@@ -14,7 +14,6 @@ writes every call of every such template as the shape does.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 from hypothesis import strategies as st
@@ -70,7 +69,7 @@ def shapes(draw) -> WireShape:
         sectioned = bool(close) and draw(st.booleans())
         return WireShape(Call(call_open, close, tail=tail if close else ""),
                          NameBetween(name_open, name_close, head=draw(LAYOUT)), JsonObject(),
-                         section=dataclasses.replace(section, alone=True) if sectioned else None,
+                         section=section if sectioned else None,
                          separator=separator, reasoning=reasoning)
     if kind == "own values":
         name_open = draw(st.sampled_from(["", "call:"]))

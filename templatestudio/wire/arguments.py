@@ -18,10 +18,16 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class CallId:
-    """A call id written after the call's open and before the name: written by the writer, ending at close."""
+    """A call id written after the call's open and before the name: written by the writer, ending at close.
+
+    after_name: written after the name's closing literal instead, before the
+    arguments (Mistral's ``NAME[CALL_ID]ID[ARGS]``). written: what the writer
+    writes when it is given no id.
+    """
 
     written: str
     close: str
+    after_name: bool = False
 
 
 @dataclass(frozen=True)
@@ -170,6 +176,16 @@ class KeyValuePairs:
 
 @dataclass(frozen=True)
 class OwnValues:
-    """The arguments in the ``{key:value,…}`` grammar of ``wire.keyed_values``, strings between quote."""
+    """The arguments in the ``{key:value,…}`` grammar of ``wire.keyed_values``, strings between quote.
+
+    null: how the writer spells a None (Gemma 4's template writes Python's
+    ``None``); the reader reads ``null``, ``None`` and ``none`` alike.
+    text: every value is written as text between the quotes, a non-string
+    as Python's ``str()`` (FunctionGemma's template), so values are text,
+    typed later against the tool's schema.
+    """
 
     quote: str
+    null: str = "null"
+    text: bool = False
+

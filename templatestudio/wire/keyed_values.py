@@ -105,18 +105,18 @@ class KeyedValues:
                 raise CallSyntaxError(f"expected , or ] at offset {index}")
 
 
-def write_value(value: object, quote: str) -> str:
-    """value in the grammar, strings between quote; keys written bare."""
+def write_value(value: object, quote: str, null: str = "null") -> str:
+    """value in the grammar, strings between quote, a None as null; keys written bare."""
     if isinstance(value, str):
         return f"{quote}{value}{quote}"
     if value is True or value is False:
         return "true" if value else "false"
     if value is None:
-        return "null"
+        return null
     if isinstance(value, dict):
-        return "{" + ",".join(f"{key}:{write_value(item, quote)}" for key, item in value.items()) + "}"
+        return "{" + ",".join(f"{key}:{write_value(item, quote, null)}" for key, item in value.items()) + "}"
     if isinstance(value, list):
-        return "[" + ",".join(write_value(item, quote) for item in value) + "]"
+        return "[" + ",".join(write_value(item, quote, null) for item in value) + "]"
     return repr(value)
 
 

@@ -213,6 +213,7 @@ class WireShape:
         """
         shape = self.arguments
         return (isinstance(shape, KeyValuePairs) or (isinstance(shape, XmlParameters) and shape.typed is None)
+                or (isinstance(shape, OwnValues) and shape.text)
                 or (isinstance(shape, HandWritten) and shape.text_values))
 
     @property
@@ -245,13 +246,18 @@ class WireShape:
         if isinstance(shape, (XmlParameters, KeyValuePairs)):
             return shape.write(arguments)
         if isinstance(shape, OwnValues):
-            return keyed_values.write_value(arguments, shape.quote)
+            if shape.text:  # every value as text between the quotes (FunctionGemma's)
+                return "{" + ",".join(f"{key}:{keyed_values.write_value(_as_text(value), shape.quote)}"
+                                      for key, value in arguments.items()) + "}"
+            return keyed_values.write_value(arguments, shape.quote, shape.null)
         raise ShapeError(f"the arguments are hand-written: {shape.why}")  # pragma: no cover - guarded by writes
 
-    def _body(self, call: ParsedToolCall) -> str:
+    def _body(self, call: ParsedToolCall, call_id: str | None = None) -> str:
         name, shape = self.name, self.arguments
         if isinstance(shape, JsonArguments):
             item = {**dict(shape.written_extras), name.key: call.name, shape.key: call.arguments}
+            if call_id is not None and shape.id_key is not None:
+                item[shape.id_key] = call_id  # after the arguments, as Mistral's templates write it
             listed, ascii = shape.listed, shape.ascii
             if listed is None:
                 return json.dumps(item, ensure_ascii=ascii)
@@ -261,23 +267,31 @@ class WireShape:
         arguments = self._arguments_text(call.arguments)
         if isinstance(name, Invoke):
             return f"{name.open}{call.name}{name.name_close}{name.head}{arguments}{name.tail}{name.close}"
-        return f"{name.open}{call.name}{name.index}{name.close}{name.head}{arguments}"
+        ident = ""
+        if self.call_id is not None and self.call_id.after_name:
+            ident = (call_id or self.call_id.written) + self.call_id.close
+        return f"{name.open}{call.name}{name.index}{name.close}{ident}{name.head}{arguments}"
 
-    def write_call(self, call: ParsedToolCall) -> str:
-        """One call as the format writes it, inside its section when it has one."""
-        return self.write_calls([call])
+    def write_call(self, call: ParsedToolCall, call_id: str | None = None) -> str:
+        """One call as the format writes it, inside its section when it has one (call_id: see write_calls)."""
+        return self.write_calls([call], None if call_id is None else [call_id])
 
-    def write_calls(self, calls: list[ParsedToolCall]) -> str:
-        """Several calls of one turn: in one section, or one after another with the separator."""
+    def write_calls(self, calls: list[ParsedToolCall], ids: list[str] | None = None) -> str:
+        """Several calls of one turn: in one section, or one after another with the separator.
+
+        ids: each call's id, written where the declaration puts one (a
+        ``CallId``, or ``JsonArguments.id_key`` after the arguments); without
+        them a ``CallId`` writes its placeholder and a JSON call no id.
+        """
         if not self.writes:
             raise ShapeError("this shape's writing is hand-written: " + "; ".join(self.hand_written))
-        if self.section is None:
-            return self.separator.join(map(self._one, calls))
-        return self._in_section(self.separator.join(map(self._one, calls)))
+        written = self.separator.join(map(self._one, calls, ids or [None] * len(calls)))
+        return written if self.section is None else self._in_section(written)
 
-    def _one(self, call: ParsedToolCall) -> str:
-        ident = "" if self.call_id is None else self.call_id.written + self.call_id.close
-        return f"{self.call.open}{self.call.head}{ident}{self._body(call)}{self.call.tail}{self.call.close}"
+    def _one(self, call: ParsedToolCall, call_id: str | None = None) -> str:
+        before_name = self.call_id is not None and not self.call_id.after_name
+        ident = (call_id or self.call_id.written) + self.call_id.close if before_name else ""
+        return f"{self.call.open}{self.call.head}{ident}{self._body(call, call_id)}{self.call.tail}{self.call.close}"
 
     def _in_section(self, calls: str) -> str:
         section = self.section
@@ -307,6 +321,10 @@ class WireShape:
     def derived_reader(self):
         """The region reader of the declared shape (framing regions hold no call)."""
         return shape_reader.region_reader(self)
+
+
+def _as_text(value: object) -> str:
+    return value if isinstance(value, str) else str(value)
 
 
 def _source(value: object, depth: int) -> str:

@@ -15,8 +15,10 @@ Seed-OSS's shape; a value ends where the declared literals say, as
 ``wire.xml_params`` rules).
 
 Two shapes in a section: a name between literals then a JSON object in a
-call that may also stand alone ("sectioned named json", DeepSeek V3.1's,
-read one call per region by ``wire.per_call_regions``), and elements of
+call ("sectioned named json", DeepSeek V3.1's and Kimi K2's, the whole
+section read as one region by ``wire.sections.read_section``; a call id
+before the name, Solar Open's, and a call number after it, Kimi's, are
+read too), and elements of
 parameters with no call literals of their own ("sectioned invoke
 parameters", MiniMax's, read in one region; with typed tags, DeepSeek's
 DSML, read by ``wire.dsml``).
@@ -45,8 +47,7 @@ from templatestudio.wire.base import SPACES, CallSyntaxError, Opener
 from templatestudio.wire.envelope import ShapeError
 from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import skip_space
-from templatestudio.wire.per_call_regions import per_call_regions
-from templatestudio.wire.sections import expect, json_object_at
+from templatestudio.wire.sections import element_spans, expect, json_object_at, read_section
 from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.xml_extent import parameter_extents
 from templatestudio.wire.xml_params import read_invoke
@@ -60,15 +61,24 @@ def kind(wire: WireShape, what: str) -> str:
     name, arguments, call, section = wire.name, wire.arguments, wire.call, wire.section
     if wire.hand_written:
         why = "it declares hand-written parts: " + "; ".join(wire.hand_written)
-    elif wire.call_id is not None or wire.call.also_opens or wire.wrappers:
-        why = "call ids, second openers and wrappers are read by the module's own code"
+    elif wire.call.also_opens or wire.wrappers:
+        why = "second openers and wrappers are read by the module's own code"
+    elif isinstance(name, NameBetween) and name.index and section is None:
+        why = "a call's number after the name is read only in a section"
+    elif section is not None and (isinstance(name, NameBetween) and isinstance(arguments, JsonObject)
+                                  and arguments.listed is None and call.open and call.close and name.close
+                                  and not section.alone):
+        return "sectioned named json"  # a call id before the name is read too
+    elif (wire.call_id is not None and wire.call_id.after_name and isinstance(name, NameBetween) and name.close
+          and isinstance(arguments, JsonObject) and arguments.listed is None and section is None):
+        return "named json"  # with the id after the name (Mistral's [CALL_ID])
+    elif wire.call_id is not None:
+        why = ("a call id is read only before the name of a sectioned named JSON call, or after the name "
+               "of a named JSON call")
     elif section is not None:
-        if (isinstance(name, NameBetween) and isinstance(arguments, JsonObject) and arguments.listed is None
-                and call.open and call.close and name.close and section.alone):
-            return "sectioned named json"
         if isinstance(name, Invoke) and isinstance(arguments, XmlParameters) and not call.open and not call.close:
             return "sectioned typed parameters" if arguments.typed else "sectioned invoke parameters"
-        why = ("in a section, only a name between literals then a JSON object in a call that may stand alone, "
+        why = ("in a section, only a name between literals then a JSON object in a call never written alone, "
                "or elements of parameters with no literals of their own, are derived")
     elif not call.open and isinstance(arguments, JsonArguments) and call.marker == ("[" if arguments.listed else "{"):
         return "bare json call"
@@ -96,8 +106,10 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     """The openers of the declared shape: the call's, then one per framing literal."""
     found = kind(wire, "openers")
     call, close, name = wire.call, wire.call.close, wire.name
-    if found == "sectioned named json":
-        return (*per_call_regions(wire, None, _named_call_reader(wire))[0], *_framing_openers(wire))
+    if found == "sectioned named json":  # the whole section is one region (its closer outside JSON strings)
+        section = wire.section
+        return (Opener(section.open, sequence(literal(section.open), SPACES, literal(call.open)),
+                       lambda: TagExtent(len(section.open), section.close, "json")), *_framing_openers(wire))
     if found == "bare json call":
         # Only an object that opens with the name's key, as the writer writes it, opens a call: other braces are prose.
         steps = [literal("["), SPACES] if wire.arguments.listed else []
@@ -122,9 +134,11 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
                        parameter_extents(wire.arguments, name, (call.open, close), after_call)),
                 *_framing_openers(wire))
     if found == "named json":
-        pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close)
-        if not close:  # the object's own bracket ends the call; the name is passed over before it opens
-            extent = value_extent(skip, head_units=(name.close,), stop_at=(call.open,))
+        id_close = wire.call_id.close if wire.call_id is not None else None
+        pattern = tagged_json.named_opening(call.open, name.open, name.chars, name.close, id_close)
+        if not close:  # the object's own bracket ends the call; the name (and id) are passed over before it opens
+            units = (name.close,) if id_close is None else (name.close, id_close)
+            extent = value_extent(skip, head_units=units, stop_at=(call.open,))
     elif found == "own values":
         # The name's literal must follow the token: the token alone in prose opens nothing.
         pattern = sequence(literal(call.open), literal(name.open)) if name.open else literal(call.open)
@@ -153,7 +167,9 @@ def region_reader(wire: WireShape):
     found = kind(wire, "reader")
     call, name, shape, framing = wire.call, wire.name, wire.arguments, set(wire.framing)
     if found == "sectioned named json":
-        return per_call_regions(wire, None, _named_call_reader(wire))[1]
+        section, read_call = wire.section, _named_call_reader(wire)
+        return lambda region, opener, matched: read_section(region, section.open, section.close, call.open, read_call,
+                                                            found=matched)
     if found == "sectioned typed parameters":
         return dsml.reader(dsml.Tags.of(wire))
     if found == "named pairs":
@@ -167,7 +183,8 @@ def region_reader(wire: WireShape):
         options = dict(open_literal=wire.section.open, name=name, shape=shape, close=wire.section.close)
         read = _read_invoke_section
     elif found == "named json":
-        options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok)
+        options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok,
+                       id_close=wire.call_id.close if wire.call_id is not None else None)
         read = tagged_json.read_named_json
     elif found == "own values":
         options = dict(common, name_open=name.open, quote=shape.quote)
@@ -175,7 +192,7 @@ def region_reader(wire: WireShape):
     else:  # a json call, bare or after its opening literal
         options = dict(common, head=tagged_json.head_literals(call.head), refused=call.refused,
                        listed=shape.listed is not None, name_key=name.key, argument_keys=shape.keys,
-                       string_arguments=shape.string_ok, extras=shape.extras or None, id_key=shape.id_key)
+                       string_arguments=shape.string_ok, extras=_extras(shape), id_key=shape.id_key)
         read = tagged_json.read_json_call
 
     def read_region(region: str, opener: Opener, matched):
@@ -199,34 +216,46 @@ def _read_invoke_call(region: str, found, *, open_literal: str, name: Invoke, sh
 def _read_invoke_section(region: str, found, *, open_literal: str, name: Invoke, shape: XmlParameters,
                          close: str) -> list[CallSpan]:
     """The named elements of parameters between a section's open_literal and close, one span each."""
-    end = len(region) - len(close)
-    spans: list[CallSpan] = []
-    position = skip_space(region, len(open_literal))
-    while position < end and region.startswith(name.open, position):
-        # Each element is read as a bare one: another element, not the section's closer, may follow it.
-        call, after = read_invoke(region, position, end, name, shape)
-        spans.append(CallSpan(call, spans[-1].end if spans else 0, after))  # the spans cover the section
-        position = skip_space(region, after)
-    if not spans:
-        raise CallSyntaxError(f"no {name.open}NAME{name.name_close} in the section")
-    if position != end:
-        raise CallSyntaxError(f"expected {name.open} or {close} at offset {position}")
-    spans[-1] = CallSpan(spans[-1].call, spans[-1].start, len(region))
-    return spans
+    # Each element is read as a bare one: another element, not the section's closer, may follow it.
+    return element_spans(region, len(open_literal), len(region) - len(close), name.open,
+                         lambda text, at, end: read_invoke(text, at, end, name, shape),
+                         none=f"no {name.open}NAME{name.name_close} in the section",
+                         expected=f"expected {name.open} or {close}")
 
 
 def _named_call_reader(wire: WireShape):
     """The reader of one call's body in a section: the name up to its closing literal, a JSON object, the closer."""
     name, close = wire.name, wire.call.close
-    pattern = re.compile(re.escape(name.open) + "(" + name.chars + "+)" + re.escape(name.close))
+    # A call's number after the name (Kimi's ":0"): any number is read there.
+    index = re.escape(name.index.rstrip("0123456789")) + "[0-9]+" if name.index else ""  # ASCII digits only
+    pattern = re.compile(re.escape(name.open) + "(" + name.chars + "+)" + index + re.escape(name.close))
 
-    def read_call(region: str, index: int, found) -> tuple[ParsedToolCall, None, int]:
+    def read_call(region: str, index: int, found) -> tuple[ParsedToolCall, str | None, int]:
+        call_id = None
+        if wire.call_id is not None:  # the id runs up to its closing literal, on the same line
+            end = region.find(wire.call_id.close, index)
+            if end == -1 or not region[index:end] or any(char in " \t\r\n<>" for char in region[index:end]):
+                raise CallSyntaxError(f"expected a call id and {wire.call_id.close} at offset {index}")
+            call_id, index = region[index:end], end + len(wire.call_id.close)
         named = pattern.match(region, index)
         if named is None:
             raise CallSyntaxError(f"expected {name.open}NAME{name.close} at offset {index}")
         arguments, position = json_object_at(region, named.end(), named.group(1), found)
         if not isinstance(arguments, dict):
             raise CallSyntaxError(f"the arguments of {named.group(1)!r} must be a JSON object")
-        return ParsedToolCall(named.group(1), arguments), None, expect(region, position, close, "after the arguments")
+        after = expect(region, position, close, "after the arguments")
+        return ParsedToolCall(named.group(1), arguments), call_id, after
 
     return read_call
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _extras(shape: JsonArguments) -> dict | None:
+    """The extra keys a call object may hold: the declared ones, and the id key (any string) when not among them."""
+    extras = dict(shape.extras)
+    if shape.id_key is not None:
+        extras.setdefault(shape.id_key, _is_text)
+    return extras or None

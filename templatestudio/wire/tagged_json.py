@@ -43,13 +43,16 @@ def json_opening(open_literal: str, head: tuple[str, ...], body: tuple[str, ...]
     return sequence(literal(open_literal), SPACES, either(opens, *map(literal, refused)) if refused else opens)
 
 
-def named_opening(open_literal: str, name_open: str, name_chars: str, name_close: str) -> Pattern:
-    """open NAME_OPEN name NAME_CLOSE, then an object that opens with a key or closes at once, or a string.
+def named_opening(open_literal: str, name_open: str, name_chars: str, name_close: str,
+                  id_close: str | None = None) -> Pattern:
+    """open NAME_OPEN name NAME_CLOSE [ID ID_CLOSE], then an object that opens with a key or closes at once, or a string.
 
     "{...}" in prose after such a tag does neither; a JSON string there opens a
     region only for the reader to refuse it.
     """
     head = _named_head(open_literal, name_open, name_chars, name_close)
+    if id_close is not None:
+        head += [run(chars(r"[^\s<>\[\]{}]"), at_least=1), literal(id_close), SPACES]
     return sequence(*head, either(sequence(literal("{"), SPACES, either(literal('"'), literal("}"))), literal('"')))
 
 
@@ -138,8 +141,13 @@ def read_named_json(
     close: str,
     close_optional: bool,
     string_arguments: bool = False,
+    id_close: str | None = None,
 ) -> list[CallSpan]:
-    """The one call in region: open, name between name_open and name_close, a JSON object, close."""
+    """The one call in region: open, name between name_open and name_close, a JSON object, close.
+
+    id_close: the call's id follows name_close and ends at id_close (Mistral's
+    ``NAME[CALL_ID]ID[ARGS]``); it holds no whitespace and comes back as the span's id.
+    """
     name_start = len(open_literal) + len(name_open)
     name_end = region.find(name_close, name_start)  # the opening matched: the tag is whole
     if name_end == -1:
@@ -149,16 +157,21 @@ def read_named_json(
         raise CallSyntaxError("the function name is empty")
     if _WHITESPACE.search(name):
         raise CallSyntaxError(f"the function name {name!r} holds whitespace")
-    start = skip_space(region, name_end + len(name_close))
+    start, call_id = skip_space(region, name_end + len(name_close)), None
+    if id_close is not None:
+        id_end = region.find(id_close, name_end + len(name_close))
+        call_id = region[name_end + len(name_close) : id_end] if id_end != -1 else ""
+        if not call_id or _WHITESPACE.search(call_id):
+            raise CallSyntaxError(f"expected the call's id and {id_close} after {name_close}")
+        start = skip_space(region, id_end + len(id_close))
     if region.startswith('"', start) and not string_arguments:
         raise CallSyntaxError(f"the arguments of {name!r} are a JSON string, not an object")
     arguments, after = decode_at(region, start, found)
     if not isinstance(arguments, dict):
         raise CallSyntaxError(f"the arguments of {name!r} must be a JSON object")
     after = skip_space(region, after)
-    if region.startswith(close, after) and after + len(close) == len(region):
-        return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
-    if close_optional and after == len(region):
-        return [CallSpan(ParsedToolCall(name, arguments), 0, len(region))]
+    if (region.startswith(close, after) and after + len(close) == len(region)) or (
+            close_optional and after == len(region)):
+        return [CallSpan(ParsedToolCall(name, arguments), 0, len(region), call_id)]
     raise CallSyntaxError(f"expected {close} after the arguments of {name!r}, at offset {after}")
 
