@@ -5,8 +5,10 @@ differ in one thing at a time (``derive_renders``: another name, a second
 argument, a second call, a typed value) and reads the declaration off the
 differences (``derive_text``): where the name sits, how the arguments are
 written (a JSON call object, a JSON object after the name, the keyed-values
-grammar, XML-style parameters inside a named element), the literals around
-one call, what stands between two, and the reasoning block. The result is
+grammar, key/value element pairs, XML-style parameters inside a named
+element), where the call's id or number stands, the literals around one
+call, what stands between two, a section around them, and the reasoning
+block. The result is
 a ``wire.shape.WireShape`` in the same language a format module declares,
 so reader, writer, markers, holdback and reasoning split come from it the
 same way (``Format.declared``).
@@ -17,12 +19,12 @@ whitespace beside them, and its writer writes each single call back to the
 very text the template wrote (``derive_trust``). Otherwise, and whenever the
 renders do not pin one shape down, ``NoToolCallFormat`` says what failed.
 
-Not handled (each raises with its reason): a section around the calls
-(DeepSeek's, Kimi's, MiniMax's), a call with no opening literal (Llama's
-bare JSON), the name between tokens with no closing literal before the
-arguments, GLM's key/value element pairs, Python-call syntax, call ids on
-the wire, and several calls in one JSON list that the template writes
-differently from one call. Values that hold the shape's own boundary in an
+Not handled (each refused with its reason): Python-call syntax and
+Python-literal arguments, ids a template makes itself (Command R7B's
+index), calls separated by text other than whitespace with no list around
+them, a call turn written otherwise alone than beside another call, layout
+that differs with the number of arguments, and hand-written framing
+(harmony's channels). Values that hold the shape's own boundary in an
 XML-style format are not tried (nothing escapes them; the registered
 formats list that as a wire limit).
 """

@@ -34,11 +34,13 @@ Not handled: Command R+'s grounded-answer lines (``Relevant Documents:``,
 
 from __future__ import annotations
 
+import functools
+
 from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
-    Found, SPACES, CallSyntaxError, Extent, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
+    Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.extents import PastHeadTagExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole, skip_space
 from templatestudio.resumable_match import either, literal
 from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
@@ -72,31 +74,6 @@ RESPONSE_TEMPLATE = {
 }
 
 
-class _FenceExtent(Extent):
-    """Past the ``` that closes the fence the opener began, not counting ``` inside JSON strings.
-
-    The opener has matched when this is first advanced, so the buffer holds
-    the opening fence; the closing one is searched for from just past it.
-    """
-
-    def __init__(self) -> None:
-        self.inner: TagExtent | None = None
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self.inner is None:
-            fence = buffer.find(FENCE, start + len(ACTION))
-            if fence == -1:  # not reached through the opener; nothing to close
-                return len(buffer) if final else None
-            self.examined += fence + len(FENCE) - start
-            self.inner = TagExtent(fence + len(FENCE) - start, CLOSE, "json")
-        before = self.inner.examined
-        end = self.inner.advance(buffer, start, final)
-        self.examined += self.inner.examined - before
-        self.found, self.ended_by_reply = self.inner.found, self.inner.ended_by_reply
-        return end
-
-
 def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSpan]:
     fence = skip_space(region, len(ACTION))
     start = skip_space(region, fence + len(FENCE))
@@ -111,7 +88,7 @@ def read_region(region: str, opener: Opener, found: Found | None) -> list[CallSp
 OPENER = Opener(
     ACTION,
     opener_pattern(ACTION, SPACES, literal(FENCE), SPACES, either(literal("["), literal("{"))),
-    _FenceExtent,
+    functools.partial(PastHeadTagExtent, len(ACTION), FENCE, CLOSE),
     # "Action:" ending a reply may be prose; anything after it that still
     # fits the opening (whitespace, a backtick) makes it a call cut short.
     cut_after=len(ACTION) + 1,

@@ -1,7 +1,9 @@
 """The shared ways a call region ends, each a resumable scanner (see ``base.Extent``).
 
 - ``TagExtent``: at a closing literal, not counting closers inside strings
-  (JSON strings with backslash escapes, or a format's own string delimiter).
+  (JSON strings with backslash escapes, or a format's own string delimiter);
+  ``PastHeadTagExtent`` searches for it only past a head literal that holds
+  it (Command R+'s fence).
 - ``ValueExtent`` (``wire.value_extent``): where the first bracketed value
   after the opener closes again, stepping over strings (JSON or Python quoting).
 
@@ -345,3 +347,31 @@ class TagExtent(Extent):
                 return True
             self.in_string = True
         return False
+
+
+class PastHeadTagExtent(Extent):
+    """A ``TagExtent`` searched from just past a head literal: a call whose head holds its own closer.
+
+    Command R+'s call is ``Action:`` then a ```` ```json ```` fence, closed by
+    ```` ``` ````: the closer is searched for (outside JSON strings) from just
+    past the head literal after the opening (``skip`` characters). The opener
+    has matched when this is first advanced, so the buffer holds the head.
+    """
+
+    def __init__(self, skip: int, head: str, close: str) -> None:
+        self._skip, self._head, self._close = skip, head, close
+        self.inner: TagExtent | None = None
+        self.examined = 0
+
+    def advance(self, buffer: str, start: int, final: bool) -> int | None:
+        if self.inner is None:
+            head = buffer.find(self._head, start + self._skip)
+            if head == -1:  # not reached through the opener; nothing to close
+                return len(buffer) if final else None
+            self.examined += head + len(self._head) - start
+            self.inner = TagExtent(head + len(self._head) - start, self._close, "json")
+        before = self.inner.examined
+        end = self.inner.advance(buffer, start, final)
+        self.examined += self.inner.examined - before
+        self.found, self.ended_by_reply = self.inner.found, self.inner.ended_by_reply
+        return end

@@ -35,6 +35,7 @@ calls: their modules pass their own openers and reader.
 
 from __future__ import annotations
 
+import functools
 import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
@@ -45,7 +46,7 @@ from templatestudio.wire.arguments import (
 )
 from templatestudio.wire.base import SPACES, CallSyntaxError, Opener
 from templatestudio.wire.envelope import ShapeError
-from templatestudio.wire.extents import TagExtent
+from templatestudio.wire.extents import PastHeadTagExtent, TagExtent
 from templatestudio.wire.jsonbody import skip_space
 from templatestudio.wire.sections import element_spans, expect, json_object_at, read_section
 from templatestudio.wire.value_extent import value_extent
@@ -128,6 +129,9 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     refused = tuple(item for item, _ in call.refused)
     skip, optional = len(call.open), wire.closer_optional
     extent = (lambda: TagExtent(skip, close, "json", close_at_end=optional)) if close else value_extent(skip)
+    held = [item for item in tagged_json.head_literals(call.head) if close and close in item]
+    if held:  # the head holds the closer (Command R+'s ```json fence, closed by ```): search past it
+        extent = functools.partial(PastHeadTagExtent, skip, held[-1], close)
     if found == "invoke parameters":
         after_call = (call.open, *wire.stop_tokens)  # what may follow a whole call (a missing closer's rule)
         return (Opener(call.open, sequence(literal(call.open), SPACES, literal(name.open)),

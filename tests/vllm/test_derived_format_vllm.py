@@ -17,25 +17,13 @@ import derive_synthetic as ds  # tests/ is on sys.path, as for every test file
 from templatestudio.calls import ParsedToolCall
 from templatestudio.reader import read_tool_calls
 from templatestudio.wire import shape
-from tests.vllm.parsers import without_reasoning_parser
+from tests.vllm.parsers import StubTokenizer, without_reasoning_parser
 
 # A call no registered format reads: <|fn|>NAME<|with|>{...}<|/fn|>, two calls on lines of their own.
 WIRE = shape.WireShape(shape.Call("<|fn|>", "<|/fn|>"), shape.NameBetween("", "<|with|>"), shape.JsonObject())
 TOOL = {"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {
     "city": {"type": "string"}, "days": {"type": "integer"}}}}}
 CALLS = [ParsedToolCall("get_weather", {"city": "Paris", "days": 2}), ParsedToolCall("get_weather", {"city": "Lyon"})]
-
-
-class StubTokenizer:
-    """What the parser reads off a tokenizer: its name, chat template and special tokens."""
-
-    def __init__(self, name: str, template: str) -> None:
-        self.name_or_path, self.chat_template = name, template
-        self.special_tokens_map = {"bos_token": "", "eos_token": ""}
-        self.response_template = None
-
-    def get_chat_template(self, tools=None) -> str:
-        return self.chat_template
 
 
 def test_a_template_no_module_knows_is_served_through_its_derived_format(caplog):

@@ -45,7 +45,7 @@ from templatestudio.integrations.served import (
     strict_from_environment,
 )
 from templatestudio.integrations.vllm import TemplateStudioToolParser
-from tests.vllm.parsers import without_reasoning_parser
+from tests.vllm.parsers import StubTokenizer, without_reasoning_parser
 from templatestudio.reader import read_tool_calls
 
 TOOL = {"type": "function", "function": {"name": "get_exchange_rate", "parameters": {"type": "object"}}}
@@ -58,18 +58,6 @@ FENCED_TEMPLATE = (
     "{%- endfor -%}{%- else -%}{{ m.content }}{%- endif -%}{{ '<|im_end|>\\n' }}{%- endfor -%}"
     "{%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}"
 )
-
-
-class StubTokenizer:
-    """What the parser reads off a tokenizer: its name, chat template and special tokens."""
-
-    def __init__(self, name: str, template: str | None) -> None:
-        self.name_or_path, self.chat_template = name, template
-        self.special_tokens_map = {"bos_token": "", "eos_token": ""}
-        self.response_template = None
-
-    def get_chat_template(self, tools=None) -> str:
-        return self.chat_template
 
 
 def template_writing(fmt) -> StubTokenizer:

@@ -10,7 +10,8 @@ from templatestudio.calls import ParsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.integrations.served import request_served_format
 from templatestudio.integrations.vllm import TemplateStudioToolParser, named_parser
-from test_plugin_inprocess import StubTokenizer, template_writing
+from test_plugin_inprocess import template_writing
+from tests.vllm.parsers import StubTokenizer
 
 TOOLS = [{"type": "function", "function": {"name": "get_weather", "parameters": {
     "type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]

@@ -227,7 +227,7 @@ def _composed(name: str, strict_level: str):
     """vLLM's composed Parser over the templatestudio-NAME tool parser, as the server builds it."""
     from vllm.parser.parser_manager import ParserManager
 
-    from test_plugin_inprocess import StubTokenizer
+    from tests.vllm.parsers import StubTokenizer
 
     import templatestudio.integrations.vllm  # noqa: F401 - registers the parsers, as the plugin file does
 

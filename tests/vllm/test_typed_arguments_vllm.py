@@ -15,7 +15,7 @@ from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionReque
 from templatestudio.calls import ParsedToolCall
 from templatestudio.corpus import corpus_dir
 from templatestudio.formats import FORMATS
-from tests.vllm.parsers import without_reasoning_parser
+from tests.vllm.parsers import StubTokenizer, without_reasoning_parser
 
 from oracle import same_json  # tests/ is on sys.path, as for every test file
 
@@ -24,16 +24,6 @@ TOOL = {"type": "function", "function": {"name": "set_alarm", "parameters": {"ty
     "note": {"type": "string"}}}}}
 WRITTEN = {"hour": "7", "repeat": "True", "label": "null", "note": "007"}
 TYPED = {"hour": 7, "repeat": True, "label": None, "note": "007"}
-
-
-class StubTokenizer:
-    def __init__(self, name: str, template: str) -> None:
-        self.name_or_path, self.chat_template = name, template
-        self.special_tokens_map = {"bos_token": "", "eos_token": ""}
-        self.response_template = None
-
-    def get_chat_template(self, tools=None) -> str:
-        return self.chat_template
 
 
 @pytest.mark.parametrize(("name", "template"), [("qwen-xml", "Qwen-Qwen3-Coder-30B-A3B-Instruct"),
