@@ -20,26 +20,16 @@ escapes nothing (no render tries them).
 
 from __future__ import annotations
 
-import json
-
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.derive_renders import Renders
 from templatestudio.derive_text import without_reasoning
 from templatestudio.engine import read_events
 from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.formats import Format
-from templatestudio.values import same_json_value
+from templatestudio.values import same_json_value, spellings
 from templatestudio.wire.shape import WireShape
 
 __all__ = ["refusal_of_round_trip"]
-
-
-def _spellings(value: object) -> set[str]:
-    """The texts a text-valued wire may write for value: itself for a string, else JSON's or Python's spelling."""
-    if isinstance(value, str):
-        return {value}
-    return {json.dumps(value, ensure_ascii=False), json.dumps(value, ensure_ascii=False, separators=(",", ":")),
-            str(value)}
 
 
 def _same_call(got: ParsedToolCall, expected: ParsedToolCall, wire: WireShape) -> bool:
@@ -47,7 +37,9 @@ def _same_call(got: ParsedToolCall, expected: ParsedToolCall, wire: WireShape) -
         return False
     if not wire.values_are_text:
         return same_json_value(got.arguments, expected.arguments)
-    return all(got.arguments[key] in _spellings(value) for key, value in expected.arguments.items())
+    # A string is written as itself; anything else as its JSON or Python spelling (the template's choice).
+    return all(got.arguments[key] == value if isinstance(value, str) else got.arguments[key] in
+               spellings(value, ensure_ascii=False) for key, value in expected.arguments.items())
 
 
 def _read(text: str, fmt: Format) -> tuple[list[ParsedToolCall], str, str, list[str | None]]:

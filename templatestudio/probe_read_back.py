@@ -19,7 +19,6 @@ probe renders one call, so anything else is not read back).
 
 from __future__ import annotations
 
-import json
 import re
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
@@ -27,14 +26,9 @@ from templatestudio.engine import read_events
 from templatestudio.events import TextDelta, ToolCallEvent
 from templatestudio.formats import FORMATS, Format
 from templatestudio.probe_call import PROBE_ARGUMENTS, PROBE_NAME
-from templatestudio.values import same_json_value
+from templatestudio.values import same_json_value, spellings
 
 __all__ = ["readers_of"]
-
-
-def _spellings(expected: object) -> set[str]:
-    """The text a template may write for a non-string value: JSON's or Python's."""
-    return {json.dumps(expected), json.dumps(expected, separators=(",", ":")), str(expected)}
 
 
 def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
@@ -49,7 +43,7 @@ def _read_back(calls: list[ParsedToolCall]) -> tuple[str, ...] | None:
         value = arguments[key]
         if same_json_value(value, expected):
             continue
-        if isinstance(value, str) and value in _spellings(expected):
+        if isinstance(value, str) and value in spellings(expected):
             as_text.append(key)
             continue
         return None

@@ -19,7 +19,13 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["as_arguments", "same_json_value"]
+__all__ = ["as_arguments", "same_json_value", "spellings"]
+
+
+def spellings(value: object, *, ensure_ascii: bool = True) -> set[str]:
+    """The texts a template may write for value as text: its JSON (spaced or compact) or Python's str()."""
+    return {json.dumps(value, ensure_ascii=ensure_ascii),
+            json.dumps(value, ensure_ascii=ensure_ascii, separators=(",", ":")), str(value)}
 
 
 def same_json_value(value: object, expected: object) -> bool:
