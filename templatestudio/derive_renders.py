@@ -65,7 +65,7 @@ class Renders:
     other_name: str
     two_arguments: str
     typed: str
-    two_calls: str | None  # None: the template raises on two calls in one turn
+    two_calls: str | None  # None: the template raises on two calls in one turn, or writes only the first
     reasoning: str | None  # the whole render of a reply with reasoning; None when the reasoning is not written
     ids: tuple[str, ...]  # the ids the calls of a turn are given, in order; () when the template takes none
     turn_end: str | None
@@ -79,17 +79,18 @@ def renders_of(template: ChatTemplate) -> Renders:
         raise NoToolCallFormat(f"nothing to derive from: {probe.reason}")
     tools = [PROBE_TOOL, _OTHER_TOOL] if probe.with_tools else None
 
-    prompts: list[str] = []
-
-    def turn(calls: list[tuple[str, dict]], what: str) -> str:
+    def rendered(calls: list[tuple[str, dict]], what: str) -> tuple[str, str]:
+        """(prompt, wire) of the call turn making calls; what names them in the refusal."""
         try:
             prompt, _, wire = render_call_turn(template, probe.shape.message_for(calls), tools)
-            prompts.append(prompt)
-            return wire
         except MemoryError:
             raise
         except Exception as error:  # noqa: BLE001 - a template may raise anything
             raise NoToolCallFormat(f"the template raised on {what}: {type(error).__name__}: {error}") from None
+        return prompt, wire
+
+    def turn(calls: list[tuple[str, dict]], what: str) -> str:
+        return rendered(calls, what)[1]
 
     try:
         two_calls: str | None = turn([(NAME, ONE), (OTHER_NAME, ONE)], "two calls")
@@ -102,10 +103,10 @@ def renders_of(template: ChatTemplate) -> Renders:
         for index, calls in enumerate(ROUND_TRIP)
         if len(calls) == 1 or two_calls is not None
     )
-    one = turn([(NAME, ONE)], "one call")
+    prompt, one = rendered([(NAME, ONE)], "one call")
     return Renders(
         template=template.name,
-        prompt=prompts[-1],
+        prompt=prompt,
         one=one,
         other_name=turn([(OTHER_NAME, ONE)], "a call of another name"),
         two_arguments=turn([(NAME, TWO)], "two arguments"),

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from templatestudio.calls import NoToolCallFormat
 from templatestudio.derive_renders import ANSWER_MARK, NAME, ONE, OTHER_NAME, REASONING_MARK, Renders
 from templatestudio.wire import keyed_values
-from templatestudio.wire.base import MARKUP
+from templatestudio.wire.base import JSON_SPACE, MARKUP
 from templatestudio.wire.shape import (
     Call, CallId, Invoke, JsonArguments, JsonList, JsonObject, KeyValuePairs, NameBetween, NameKey, OwnValues,
     Reasoning, Section,
@@ -44,7 +44,7 @@ from templatestudio.wire.shape import (
 
 __all__ = ["derive_shape", "reasoning_of", "without_reasoning"]
 
-_SPACE = " \t\r\n"
+_SPACE = JSON_SPACE  # the whitespace a template writes as layout
 _OPENING, _CLOSING = "<[{(", ">]})"
 # A literal's pieces: whitespace, a tag (closed or still open: "<function="), a bracketed token, a word.
 _PIECES = re.compile(r"\s+|<[^<>\n]*>?|\[[^\[\]\s]*\]?|[^\s<\[]+")
@@ -78,10 +78,6 @@ def _common_prefix(left: str, right: str) -> int:
     while size and not (_at_boundary(left, size) and _at_boundary(right, size)):
         size -= 1
     return size
-
-
-def _pieces(text: str) -> list[str]:
-    return _PIECES.findall(text)
 
 
 def _split_space(text: str) -> tuple[str, str, str]:
@@ -225,16 +221,16 @@ def _own_values(renders: Renders, at: int) -> _Core | None:
     second = renders.two_arguments
     both = {**ONE, "count": 42}
     orders = (both, dict(sorted(both.items())))  # Gemma 4's template sorts the keys
-    text = not any(second.startswith(keyed_values.write_value(order, quote), brace) for order in orders)
-    if text and not any(second.startswith(keyed_values.write_value({k: str(v) for k, v in order.items()}, quote),
-                                          brace) for order in orders):
+    as_text = not any(second.startswith(keyed_values.write_value(order, quote), brace) for order in orders)
+    if as_text and not any(second.startswith(keyed_values.write_value({k: str(v) for k, v in order.items()}, quote),
+                                             brace) for order in orders):
         raise _refuse("two arguments are not written in the keyed-values grammar one is written in")
     if any(char in _SPACE for char in between):
         raise _refuse(f"whitespace between the name and its arguments ({between!r})")
     # A None the template spells the Python way (Gemma 4's): the writer spells it so too.
-    null = "None" if any(":None" in text for _, text in renders.round_trip) else "null"
+    null = "None" if any(":None" in render for _, render in renders.round_trip) else "null"
     # Every value quoted as text (FunctionGemma's 42 between the quotes): text values, typed by the schema later.
-    return _Core("own values", at, brace + len(written), None, OwnValues(quote, null, text), between)
+    return _Core("own values", at, brace + len(written), None, OwnValues(quote, null, as_text), between)
 
 
 def _xml_parameters(renders: Renders, at: int) -> _Core | None:
@@ -276,13 +272,18 @@ def _xml_parameters(renders: Renders, at: int) -> _Core | None:
     _, close, after = _split_space(shut)
     if not close or shut[: len(shut) - len(close) - len(after)]:
         raise _refuse(f"no literal closes an argument before the next ({between!r})")
-    spelled = "str" if "True" in renders.typed else "json"
+    spelled = _spelling(renders)
     parameters = XmlParameters(opening, name_close_value, close, after=after, newline_inside=newline, values=spelled,
                                typed=typed)
     end = value_end + (1 if newline else 0) + len(close)
     if not text.startswith(close, end - len(close)):
         raise _refuse("the last argument is closed otherwise than the others")
     return _Core("invoke parameters", at, end, None, parameters, name_close, head)
+
+
+def _spelling(renders: Renders) -> str:
+    """How a text-valued wire spells a non-string: Python's str() ("True") or JSON ("true"), from the boolean render."""
+    return "str" if "True" in renders.typed else "json"
 
 
 def _key_value_pairs(renders: Renders, at: int, key_open: str, head: str, inside: str, between: str,
@@ -297,7 +298,7 @@ def _key_value_pairs(renders: Renders, at: int, key_open: str, head: str, inside
     _, value_close, after = _split_space(shut)
     if not value_close or shut[: len(shut) - len(value_close) - len(after)] or spacing.strip(_SPACE):
         raise _refuse(f"no literal closes a value before the next key ({between!r})")
-    spelled = "str" if "True" in renders.typed else "json"
+    spelled = _spelling(renders)
     pairs = KeyValuePairs(key_open, key_close, value_open, value_close, between=spacing, after=after, values=spelled)
     return _Core("named pairs", at, value_end + len(value_close), None, pairs, "", head)
 
@@ -381,24 +382,24 @@ def _envelope(renders: Renders, core: _Core) -> _Envelope:
 
 
 def _tokens(text: str) -> list[str]:
-    return [piece for piece in _pieces(text) if piece.strip(_SPACE)]
+    """The literal pieces of text (``_PIECES``), its whitespace left out."""
+    return [piece for piece in _PIECES.findall(text) if piece.strip(_SPACE)]
 
 
 def _shape(renders: Renders, core: _Core, envelope: _Envelope) -> tuple[Call, object, object, CallId | None]:
     """The Call, name, arguments and call id parts of the declaration."""
-    lead, open_text, head = _split_space(envelope.opening)
+    _, open_text, head = _split_space(envelope.opening)
     tail, close_text, _ = _split_space(envelope.closing)
-    if core.kind == "json call" and not open_text and not close_text and envelope.section is None:
+    if core.kind == "json call":
         listed = core.arguments.listed or (JsonList() if envelope.listed else None)
         arguments = JsonArguments(core.arguments.key, listed=listed, id_key=core.arguments.id_key)
-        return Call(marker="[" if listed else "{"), core.name, arguments, None  # a bare call object (or list)
+        if not open_text and not close_text and envelope.section is None:
+            return Call(marker="[" if listed else "{"), core.name, arguments, None  # a bare call object (or list)
     if not open_text and envelope.section is None:
         raise _refuse("no literal opens a call (a bare call is told from prose only by a module's own rule)")
     if core.kind == "json call":
         first = _tokens(open_text)[0]
         rest = envelope.opening[envelope.opening.index(first) + len(first) :]
-        arguments = JsonArguments(core.arguments.key, id_key=core.arguments.id_key,
-                                  listed=core.arguments.listed or (JsonList() if envelope.listed else None))
         # A literal the list's bracket abuts is watched with the bracket: "functools" alone is a word of prose.
         marker = first + "[" if envelope.abuts and not rest and first.isalpha() else None
         return Call(first, close_text, head=rest, tail=tail, marker=marker), core.name, arguments, None

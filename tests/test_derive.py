@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 
 import derive_synthetic as ds
 import malformed_variants as mv
+from test_reading_properties import stream_events
 from templatestudio import (
     NoToolCallFormat, ParsedToolCall, ToolCallStream, UnparsedToolCall, detect_format, read_events, read_tool_calls,
     resolve_format,
@@ -81,11 +82,6 @@ def _read_back(got, expected, fmt) -> bool:
     return got == spelled
 
 
-def _stream(fmt, pieces):
-    stream = ToolCallStream(fmt)
-    return merge_deltas([event for piece in pieces for event in stream.feed(piece)] + stream.close())
-
-
 @DERIVE
 @given(data=st.data())
 def test_a_template_writing_any_derivable_shape_is_derived_to_that_shape(data):
@@ -101,7 +97,7 @@ def test_a_template_writing_any_derivable_shape_is_derived_to_that_shape(data):
     assert _read_back([event.call for event in events if isinstance(event, ToolCallEvent)], calls, fmt)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(written)), max_size=6), "cuts"))
     pieces = [written[a:b] for a, b in zip([0, *cuts], [*cuts, len(written)])]
-    assert _stream(fmt, pieces) == merge_deltas(events)
+    assert stream_events(fmt, pieces) == merge_deltas(events)
     if wire.reasoning is not None:
         text = f"{wire.reasoning.open}think first{wire.reasoning.close}{written}"
         assert split_reasoning_text(text, fmt) == "think first"
@@ -246,7 +242,7 @@ def test_a_derived_format_streams_as_it_reads_whole(name):
             cuts = sorted(rng.sample(range(len(text) + 1), min(4, len(text) + 1)))
             pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)])]
             try:
-                streamed = ("events", _stream(fmt, pieces))
+                streamed = ("events", stream_events(fmt, pieces))
             except UnparsedToolCall as error:
                 streamed = ("raises", type(error))
             assert streamed == whole, (text, pieces)
