@@ -58,11 +58,11 @@ from templatestudio.wire.xml_params import read_invoke
 
 
 def kind(wire: WireShape, what: str) -> str:
-    """Which derived reading applies ("json call", "named json", "own values"); ShapeError when none does."""
+    """Which derived reading applies ("json call", "named json", "named pairs", …); ShapeError when none does."""
     name, arguments, call, section = wire.name, wire.arguments, wire.call, wire.section
     if wire.hand_written:
         why = "it declares hand-written parts: " + "; ".join(wire.hand_written)
-    elif wire.call.also_opens or wire.wrappers:
+    elif call.also_opens or wire.wrappers:
         why = "second openers and wrappers are read by the module's own code"
     elif isinstance(name, NameBetween) and name.index and section is None:
         why = "a call's number after the name is read only in a section"
@@ -83,20 +83,20 @@ def kind(wire: WireShape, what: str) -> str:
                "or elements of parameters with no literals of their own, are derived")
     elif not call.open and isinstance(arguments, JsonArguments) and call.marker == ("[" if arguments.listed else "{"):
         return "bare json call"
-    elif not wire.call.open:
+    elif not call.open:
         why = "a bare call (no opening literal) is told from prose by the module's own opening"
-    elif isinstance(wire.arguments, JsonArguments):
+    elif isinstance(arguments, JsonArguments):
         return "json call"
-    elif isinstance(wire.name, NameBetween) and isinstance(wire.arguments, OwnValues) and wire.call.close:
+    elif isinstance(name, NameBetween) and isinstance(arguments, OwnValues) and call.close:
         return "own values"
     elif (isinstance(name, NameBetween) and isinstance(arguments, KeyValuePairs) and not name.open
           and not name.close and call.open and call.close):
         return "named pairs"
-    elif isinstance(wire.name, NameBetween) and wire.name.close:
-        if isinstance(wire.arguments, JsonObject) and wire.arguments.listed is None:
+    elif isinstance(name, NameBetween) and name.close:
+        if isinstance(arguments, JsonObject) and arguments.listed is None:
             return "named json"
         why = "only a JSON object is read after a closed name"
-    elif isinstance(wire.name, Invoke) and isinstance(wire.arguments, XmlParameters) and wire.call.close:
+    elif isinstance(name, Invoke) and isinstance(arguments, XmlParameters) and call.close:
         return "invoke parameters"
     else:
         why = "only JSON bodies and the keyed-values grammar after an opening literal are derived"
@@ -169,35 +169,17 @@ def _framing_openers(wire: WireShape) -> tuple[Opener, ...]:
 def region_reader(wire: WireShape):
     """The region reader of the declared shape (framing regions hold no call)."""
     found = kind(wire, "reader")
-    call, name, shape, framing = wire.call, wire.name, wire.arguments, set(wire.framing)
-    if found == "sectioned named json":
-        section, read_call = wire.section, _named_call_reader(wire)
-        return lambda region, opener, matched: read_section(region, section.open, section.close, call.open, read_call,
-                                                            found=matched)
-    if found == "sectioned typed parameters":
-        return dsml.reader(dsml.Tags.of(wire))
-    if found == "named pairs":
-        return named_pairs.reader(wire)  # (GLM's framing: none)
-    common = dict(open_literal=call.open, close=call.close, close_optional=wire.closer_optional)
-    if found == "invoke parameters":
-        options = dict(open_literal=call.open, name=name, shape=shape, close=call.close,
-                       after_call=(call.open, *wire.stop_tokens))
-        read = _read_invoke_call
-    elif found == "sectioned invoke parameters":
-        options = dict(open_literal=wire.section.open, name=name, shape=shape, close=wire.section.close)
-        read = _read_invoke_section
-    elif found == "named json":
-        options = dict(common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok,
-                       id_close=wire.call_id.close if wire.call_id is not None else None)
-        read = tagged_json.read_named_json
-    elif found == "own values":
-        options = dict(common, name_open=name.open, quote=shape.quote)
-        read = keyed_values.read_named_values
-    else:  # a json call, bare or after its opening literal
-        options = dict(common, head=tagged_json.head_literals(call.head), refused=call.refused,
-                       listed=shape.listed is not None, name_key=name.key, argument_keys=shape.keys,
-                       string_arguments=shape.string_ok, extras=_extras(shape), id_key=shape.id_key)
-        read = tagged_json.read_json_call
+    framing = set(wire.framing)
+    whole = _whole_region_reader(wire, found)
+    if whole is not None:
+
+        def read_whole_region(region: str, opener: Opener, matched):
+            if opener.literal in framing:
+                return []  # framing: the text around it is the content
+            return whole(region, opener, matched)
+
+        return read_whole_region
+    read, options = _call_reader(wire, found)
 
     def read_region(region: str, opener: Opener, matched):
         if opener.literal in framing:
@@ -205,6 +187,42 @@ def region_reader(wire: WireShape):
         return read(region, matched, **options)
 
     return read_region
+
+
+def _whole_region_reader(wire: WireShape, found: str):
+    """The region reader of a reading another wire module builds whole from the declaration; None for the rest."""
+    if found == "sectioned named json":
+        section, call, read_call = wire.section, wire.call, _named_call_reader(wire)
+        return lambda region, opener, matched: read_section(region, section.open, section.close, call.open,
+                                                            read_call, found=matched)
+    if found == "sectioned typed parameters":
+        return dsml.reader(dsml.Tags.of(wire))
+    if found == "named pairs":
+        return named_pairs.reader(wire)
+    return None
+
+
+def _call_reader(wire: WireShape, found: str) -> tuple:
+    """(read, options): ``read(region, matched, **options)`` reads the calls of one region of the reading found."""
+    call, name, shape = wire.call, wire.name, wire.arguments
+    common = dict(open_literal=call.open, close=call.close, close_optional=wire.closer_optional)
+    if found == "invoke parameters":
+        return _read_invoke_call, dict(open_literal=call.open, name=name, shape=shape, close=call.close,
+                                       after_call=(call.open, *wire.stop_tokens))
+    if found == "sectioned invoke parameters":
+        return _read_invoke_section, dict(open_literal=wire.section.open, name=name, shape=shape,
+                                          close=wire.section.close)
+    if found == "named json":
+        return tagged_json.read_named_json, dict(
+            common, name_open=name.open, name_close=name.close, string_arguments=shape.string_ok,
+            id_close=wire.call_id.close if wire.call_id is not None else None)
+    if found == "own values":
+        return keyed_values.read_named_values, dict(common, name_open=name.open, quote=shape.quote)
+    # a json call, bare or after its opening literal
+    return tagged_json.read_json_call, dict(
+        common, head=tagged_json.head_literals(call.head), refused=call.refused, listed=shape.listed is not None,
+        name_key=name.key, argument_keys=shape.keys, string_arguments=shape.string_ok, extras=_extras(shape),
+        id_key=shape.id_key)
 
 
 def _read_invoke_call(region: str, found, *, open_literal: str, name: Invoke, shape: XmlParameters, close: str,
