@@ -40,8 +40,9 @@ from templatestudio.wire.base import (
 from templatestudio.wire.jsonbody import call_from, decode_at
 from templatestudio.wire.shape import Call, KeyValuePairs, NameBetween, Reasoning, Section, WireShape
 from templatestudio.wire.xml_extent import ValueAwareExtent
-from templatestudio.wire.xml_params import Boundary, checked_value, find_boundary, holds_boundary, value_ends
+from templatestudio.wire.xml_params import holds_boundary, value_ends
 from templatestudio.wire.sections import element_spans
+from templatestudio.wire.named_pairs import read_pairs
 
 # The writer's shape; the opener and reader are the module's own (below), shared with HY v3.
 WIRE = WireShape(
@@ -70,7 +71,7 @@ class SectionReader:
                  json_body: bool = False) -> None:
         self.open, self.close = wire.section.open, wire.section.close
         self.call_open, self.call_close = wire.call.open, wire.call.close
-        pairs = wire.arguments
+        self.pairs = pairs = wire.arguments
         self.key, self.end_key, self.value, self.end_value = (
             pairs.key_open, pairs.key_close, pairs.value_open, pairs.value_close)
         self.sep, self.typed, self.json_body = sep, typed, json_body
@@ -125,24 +126,8 @@ class SectionReader:
             if not region.startswith(self.sep, position):
                 raise CallSyntaxError(f"expected {self.sep} after the function name {name.group()!r}")
             position = _SPACE.match(region, position + len(self.sep), end).end()
-        arguments: dict[str, str] = {}
-        while region.startswith(self.key, position):
-            key_end = region.find(self.end_key, position + len(self.key), end)
-            if key_end == -1:
-                raise CallSyntaxError(f"a key at offset {position} has no {self.end_key}")
-            key = region[position + len(self.key) : key_end]
-            position = _SPACE.match(region, key_end + len(self.end_key), end).end()
-            position = self._past_type(region, position, end, key)
-            if not region.startswith(self.value, position):
-                raise CallSyntaxError(f"the key {key!r} has no {self.value} after it")
-            # The boundary may reach the section's closer: it is looked for up to the region's end.
-            boundary = find_boundary(region, position + len(self.value), len(region), self.ends, True)
-            if not isinstance(boundary, Boundary):
-                raise CallSyntaxError(f"the value of {key!r} has no {self.end_value} that ends it")
-            if key in arguments:
-                raise CallSyntaxError(f"the key {key!r} is given twice")
-            arguments[key] = checked_value(region, position + len(self.value), boundary, self.ends, key)
-            position = _SPACE.match(region, boundary.resume, end).end()
+        # The boundary may reach the section's closer: read_pairs looks for it up to the region's end.
+        arguments, position = read_pairs(region, position, end, self.pairs, self.ends, past_type=self._past_type)
         if not region.startswith(self.call_close, position):
             raise CallSyntaxError(f"expected {self.key} or {self.call_close} at offset {position}")
         return ParsedToolCall(name.group(), arguments), position + len(self.call_close)

@@ -29,9 +29,11 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import chars, either, literal, run
+from templatestudio.wire.arguments import KeyValuePairs
 from templatestudio.wire.base import SPACES, WS, CallSyntaxError, Opener, opener_pattern
 from templatestudio.wire.xml_extent import ValueAwareExtent
 from templatestudio.wire.xml_params import Boundary, ValueEnds, checked_value, find_boundary, value_ends
@@ -102,17 +104,33 @@ def _read_searched(region: str, wire: WireShape) -> list[CallSpan]:  # noqa: F82
     name = re.compile(f"{wire.name.chars}+").match(region, len(call.open), end)
     if name is None:
         raise CallSyntaxError(f"no function name right after {call.open}")
+    arguments, position = read_pairs(region, _SPACE.match(region, name.end(), end).end(), end, pairs, value_end)
+    if position != end:
+        raise CallSyntaxError(f"expected {pairs.key_open} or {call.close} at offset {position}")
+    return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
+
+
+def read_pairs(region: str, position: int, end: int, pairs: KeyValuePairs, value_end: ValueEnds, *,
+               past_type: Callable[[str, int, int, str], int] | None = None) -> tuple[dict[str, str], int]:
+    """The key/value pairs from position on (each value ends by value_end), and the offset past them and whitespace.
+
+    past_type: steps over what a wire writes between a key and its value
+    (K2 Horizon's type tag), given (region, position, end, key). A value's
+    boundary may be the closer past end: it is looked for up to the region's
+    end. Refused: a key without its closer or its value, a value with no
+    closer that ends it, a key given twice.
+    """
     arguments: dict[str, str] = {}
-    position = _SPACE.match(region, name.end(), end).end()
     while region.startswith(pairs.key_open, position):
         key_end = region.find(pairs.key_close, position + len(pairs.key_open), end)
         if key_end == -1:
             raise CallSyntaxError(f"a key at offset {position} has no {pairs.key_close}")
         key = region[position + len(pairs.key_open) : key_end]
         position = _SPACE.match(region, key_end + len(pairs.key_close), end).end()
+        if past_type is not None:
+            position = past_type(region, position, end, key)
         if not region.startswith(pairs.value_open, position):
             raise CallSyntaxError(f"the key {key!r} has no {pairs.value_open} after it")
-        # The value's boundary may be the call's closer: it is looked for up to the region's end.
         boundary = find_boundary(region, position + len(pairs.value_open), len(region), value_end, True)
         if not isinstance(boundary, Boundary):
             raise CallSyntaxError(f"the value of {key!r} has no {pairs.value_close} that ends it")
@@ -120,6 +138,4 @@ def _read_searched(region: str, wire: WireShape) -> list[CallSpan]:  # noqa: F82
             raise CallSyntaxError(f"the key {key!r} is given twice")
         arguments[key] = checked_value(region, position + len(pairs.value_open), boundary, value_end, key)
         position = _SPACE.match(region, boundary.resume, end).end()
-    if position != end:
-        raise CallSyntaxError(f"expected {pairs.key_open} or {call.close} at offset {position}")
-    return [CallSpan(ParsedToolCall(name.group(), arguments), 0, len(region))]
+    return arguments, position
