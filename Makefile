@@ -185,7 +185,7 @@ vllm: $(VLLM_VENV)/.wheel
 # ../shared/corpus from; the corpus is named here, as a user outside the repository names it.
 vllm-test: vllm tokenizers vllm-sdist
 	TEMPLATESTUDIO_CORPUS=$${TEMPLATESTUDIO_CORPUS:-$(abspath ../shared/corpus)} \
-	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/19_serving_with_vllm.ipynb \
+	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/21_serving_with_vllm.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
 		-n $(PYTEST_WORKERS) --dist loadfile $(VLLM_TEST_ARGS)
 
