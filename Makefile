@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test test-package setup tokenizers lab clean vllm vllm-test bench bench-smoke
+.PHONY: table test test-package setup tokenizers lab corpus clean vllm vllm-test bench bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -62,8 +62,8 @@ conformance: tokenizers
 conformance-plugin: vllm tokenizers
 	$(BIN)/python conformance.py --layer plugin $(CONFORMANCE_ARGS)
 
-# The plugin layer's counts, recorded for notebook 21 (which runs in $(VENV),
-# where vLLM cannot be imported) beside notebook 19's recorded exchange;
+# The plugin layer's counts, recorded for notebook 24 (which runs in $(VENV),
+# where vLLM cannot be imported) beside notebook 21's recorded exchange;
 # tests/vllm/test_conformance_record.py checks in make vllm-test that they are current.
 PLUGIN_SUMMARY := tests/vllm/fixtures/conformance_plugin.json
 .PHONY: conformance-plugin-record
@@ -133,6 +133,11 @@ llamacpp-compare: tokenizers
 	for mode in "" --derived-only; do $(BIN)/python bench/llamacpp/compare.py $$mode --no-prompt; done
 .PHONY: llamacpp-compare
 
+# The template corpus for a machine without ../shared: downloaded from the public
+# sources templatestudio/corpus_list.json names, each file checked by sha256.
+corpus: setup
+	$(BIN)/python -m templatestudio corpus fetch
+
 # --allow-root: containers run as root, and Jupyter refuses root without it.
 lab: tokenizers
 	$(BIN)/jupyter lab --allow-root notebooks/
@@ -176,8 +181,8 @@ $(VLLM_VENV)/.wheel: $(VLLM_VENV)/.installed $(PACKAGE_SOURCES)
 
 vllm: $(VLLM_VENV)/.wheel
 
-# The real-server test and the in-process plugin tests, then notebook 19 with
-# vLLM importable (its outputs must equal the run in .venv without vLLM). Files are
+# The real-server test and the in-process plugin tests, then notebooks 21 and 22 with
+# vLLM importable (their outputs must equal the run in .venv without vLLM). Files are
 # spread over PYTEST_WORKERS as in test-package: a server test's stand-in trains and
 # serves on one worker while the in-process tests run on the other (two servers may
 # then be up at once: about 7.5 GB).
@@ -185,7 +190,7 @@ vllm: $(VLLM_VENV)/.wheel
 # ../shared/corpus from; the corpus is named here, as a user outside the repository names it.
 vllm-test: vllm tokenizers vllm-sdist
 	TEMPLATESTUDIO_CORPUS=$${TEMPLATESTUDIO_CORPUS:-$(abspath ../shared/corpus)} \
-	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/21_serving_with_vllm.ipynb \
+	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/21_serving_with_vllm.ipynb notebooks/22_strict_tool_calling.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
 		-n $(PYTEST_WORKERS) --dist loadfile $(VLLM_TEST_ARGS)
 

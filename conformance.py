@@ -18,7 +18,7 @@ templatestudio's vLLM tool parser inside vLLM's own parser machinery
     python conformance.py --strategy one --strategy token --json results.json
     python conformance.py --layer plugin --summary tests/vllm/fixtures/conformance_plugin.json
 
-``--summary`` writes the counts alone (``summary_of``): what notebook 21 charts
+``--summary`` writes the counts alone (``summary_of``): what notebook 24 charts
 for the plugin layer, which it cannot run (vLLM is not in the course's
 environment). ``table`` and ``chart`` take a run or such a summary.
 """
@@ -200,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--failures", action="store_true", help="list every case that is not a pass")
     parser.add_argument("--json", type=Path, help="also write the suite's results JSON here")
-    parser.add_argument("--summary", type=Path, help="also write the counts alone here (summary_of; notebook 21)")
+    parser.add_argument("--summary", type=Path, help="also write the counts alone here (summary_of; notebook 24)")
     args = parser.parse_args(argv)
     # before the run, which takes minutes: a summary with nowhere to go would be lost
     if args.summary and not args.summary.parent.is_dir():

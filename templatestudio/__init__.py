@@ -25,6 +25,8 @@ What a program needs is importable from here, each idea under one name:
   ``get_format``, ``FORMATS``, ``Format``;
 - running a call: ``dispatch``, its ``ToolOutcome`` and the ``Tool`` type;
   ``run_tool_loop`` and ``ToolLoopLimit`` for a whole loop;
+  ``tools_in_system_prompt`` for a template without a tools branch (the
+  tools go into the system message as text);
 - the errors: ``UnparsedToolCall`` (a reply holds a call the reader cannot
   read) and its ``StreamedCallChanged``, ``NoToolCallFormat`` and its ``AmbiguousFormat``,
   ``UnknownFormat``, ``TemplateProbeError``, ``InvalidConversation``.
@@ -49,6 +51,7 @@ from templatestudio.probe import TemplateProbe, TemplateProbeError, probe_templa
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import Reply, read_tool_calls, split_reasoning
 from templatestudio.stream import ToolCallStream
+from templatestudio.system_tools import tools_in_system_prompt
 
 __version__ = "0.1.0"
 
@@ -89,4 +92,5 @@ __all__ = [
     "resolve_format",
     "run_tool_loop",
     "split_reasoning",
+    "tools_in_system_prompt",
 ]

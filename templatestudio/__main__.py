@@ -1,4 +1,4 @@
-"""Command line: ``python -m templatestudio table`` and ``... check``.
+"""Command line: ``python -m templatestudio table``, ``... check`` and ``... corpus fetch``.
 
 ``table`` prints the course's family table (notebook 12) for the families in
 ``templatestudio.families``, loading each tokenizer through the Hugging Face
@@ -12,6 +12,13 @@ from strangers, so each probe runs in a child process killed at
 ``--deadline`` seconds and capped at ``--memory-limit`` MiB
 (``templatestudio.sandbox``); a template stopped that way gets its row, a
 line on stderr and exit status 1.
+
+``corpus fetch [--dest DIR] [--base-url URL] [--jobs N] [--timeout SECONDS]``
+downloads the template corpus from the public sources the project lists
+(``templatestudio.corpus_fetch``: repository, path, commit and sha256 of each
+file), verifies each file's size and sha256, and writes it where
+``templatestudio.corpus`` reads it (``corpus_dir()`` by default). It ends with
+one line: how many templates are in place, or which failed and why (status 1).
 
 ``vllm-plugin`` prints the path of the file to pass to vLLM's
 ``--tool-parser-plugin`` (``templatestudio.integrations``; README, "Serving
@@ -35,7 +42,9 @@ import json
 import math
 import re
 import sys
+from pathlib import Path
 
+from templatestudio.corpus_fetch import BASE_URL_ENV, DEFAULT_BASE_URL, DEFAULT_JOBS, DEFAULT_TIMEOUT
 from templatestudio.sandbox import DEFAULT_DEADLINE, DEFAULT_MEMORY_LIMIT, MAX_DEADLINE
 
 STOPPED = "none: stopped by the sandbox"
@@ -171,6 +180,20 @@ def cmd_vllm_plugin(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_corpus_fetch(args: argparse.Namespace) -> int:
+    from templatestudio.corpus import corpus_dir
+    from templatestudio.corpus_fetch import fetch_corpus
+
+    dest = args.dest if args.dest is not None else corpus_dir()
+    try:
+        report = fetch_corpus(dest, base_url=args.base_url, jobs=args.jobs, timeout=args.timeout)
+    except (ValueError, OSError) as error:  # a bad base URL, a destination that cannot be written
+        print(f"corpus: nothing fetched into {dest}: {_one_line(error)}", file=sys.stderr)
+        return 1
+    print(report.line(), file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else 1
+
+
 def _one_line(error: BaseException) -> str:
     lines = str(error).strip().splitlines()
     return lines[0] if lines else type(error).__name__
@@ -199,6 +222,18 @@ def _number_between(low: float, high: float, unit: str, *, low_included: bool):
 
 deadline_seconds = _number_between(0, MAX_DEADLINE, "seconds", low_included=False)
 memory_mib = _number_between(MIN_MEMORY_MIB, MAX_MEMORY_MIB, "MiB", low_included=True)
+MAX_JOBS = 64
+
+
+def job_count(text: str) -> int:
+    """An argparse type: a whole number of parallel downloads from 1 to MAX_JOBS."""
+    stripped = text.strip()
+    if not (stripped.isascii() and stripped.isdigit() and 1 <= int(stripped) <= MAX_JOBS):
+        raise argparse.ArgumentTypeError(f"must be a whole number of downloads from 1 to {MAX_JOBS}, got {text!r}")
+    return int(stripped)
+
+
+job_count.__name__ = "downloads"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -228,6 +263,28 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"memory a template's probe may add (default {DEFAULT_MEMORY_LIMIT // 2**20})",
     )
     check.set_defaults(run=cmd_check)
+    corpus = commands.add_parser("corpus", help="the template corpus the survey notebooks and tests read")
+    corpus_commands = corpus.add_subparsers(dest="corpus_command", required=True)
+    fetch = corpus_commands.add_parser(
+        "fetch", help="download the corpus templates from their listed public sources and verify each sha256"
+    )
+    fetch.add_argument(
+        "--dest", type=Path, default=None, metavar="DIR",
+        help="where to write it (default: where templatestudio.corpus looks, see corpus_dir())",
+    )
+    fetch.add_argument(
+        "--base-url", default=None, metavar="URL",
+        help=f"serves {{repo}}/{{commit}}/{{path}} (default ${BASE_URL_ENV}, else {DEFAULT_BASE_URL})",
+    )
+    fetch.add_argument(
+        "--jobs", type=job_count, default=DEFAULT_JOBS, metavar="N",
+        help=f"downloads at once (default {DEFAULT_JOBS})",
+    )
+    fetch.add_argument(
+        "--timeout", type=deadline_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+        help=f"give up on a request after this long (default {DEFAULT_TIMEOUT:g})",
+    )
+    fetch.set_defaults(run=cmd_corpus_fetch)
     plugin = commands.add_parser(
         "vllm-plugin", help="print the path to pass to vLLM's --tool-parser-plugin (see README)"
     )

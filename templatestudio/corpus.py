@@ -1,10 +1,15 @@
 """The fixture corpus of published chat templates, read in place.
 
 The corpus (87 templates in ../shared/corpus today with provenance and rendered labels) is
-not ours to redistribute, so the project never holds a copy: it lives in
-a folder beside the repository, ``../shared/corpus`` by default, or wherever
-the ``TEMPLATESTUDIO_CORPUS`` environment variable points. Code that needs
-it checks ``corpus_available()`` and says in one line when it is absent.
+not ours to redistribute, so the project never holds a copy, only its list
+(``corpus_list.json``: repository, path, commit and sha256 of each file).
+It lives wherever the ``TEMPLATESTUDIO_CORPUS`` environment variable points,
+else in ``../shared/corpus`` beside the repository when that folder holds
+templates, else in the user cache (``$XDG_CACHE_HOME/templatestudio/corpus``,
+by default ``~/.cache/templatestudio/corpus``), where
+``python -m templatestudio corpus fetch`` downloads and verifies it
+(``templatestudio.corpus_fetch``). Code that needs it checks
+``corpus_available()`` and says in one line when it is absent.
 
 Expected layout: ``templates/*.jinja``, ``labels.json`` (name -> format,
 renders_tools, call_survives, ...) and ``sources.json`` (a list of
@@ -40,6 +45,7 @@ __all__ = [
 ]
 
 CORPUS_ENV = "TEMPLATESTUDIO_CORPUS"
+FETCH_COMMAND = "python -m templatestudio corpus fetch"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 # The corpus labels each registered format claims (Format.corpus_labels);
 # every other label ("none", "error", an "other:<name>" nobody reads yet)
@@ -61,10 +67,21 @@ class CorpusMissing(FileNotFoundError):
     """The corpus folder, or a file it should hold, is not there."""
 
 
+def _user_cache() -> Path:
+    """Where ``corpus fetch`` puts the corpus for a learner with no shared folder."""
+    cache = os.environ.get("XDG_CACHE_HOME")
+    base = Path(cache) if cache and Path(cache).is_absolute() else Path.home() / ".cache"
+    return base / "templatestudio" / "corpus"
+
+
 def corpus_dir() -> Path:
-    """``$TEMPLATESTUDIO_CORPUS``, else ``../shared/corpus`` next to the repository root."""
+    """``$TEMPLATESTUDIO_CORPUS``; else ``../shared/corpus`` next to the repository root when it holds
+    templates; else the user cache, ``$XDG_CACHE_HOME/templatestudio/corpus`` (``~/.cache/...``)."""
     configured = os.environ.get(CORPUS_ENV)
-    return Path(configured) if configured else REPO_ROOT.parent / "shared" / "corpus"
+    if configured:
+        return Path(configured)
+    shared = REPO_ROOT.parent / "shared" / "corpus"
+    return shared if (shared / "templates").is_dir() else _user_cache()
 
 
 def corpus_available() -> bool:
@@ -75,7 +92,8 @@ def missing_message() -> str:
     """The one line shown wherever the corpus is absent."""
     return (
         f"template corpus not found at {corpus_dir()} "
-        f"(set {CORPUS_ENV} to a folder holding templates/*.jinja)"
+        f"(run `{FETCH_COMMAND}` to download it there, "
+        f"or set {CORPUS_ENV} to a folder holding templates/*.jinja)"
     )
 
 

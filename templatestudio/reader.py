@@ -23,7 +23,10 @@ read as far as it goes: the calls that closed before the cut are calls,
 the reasoning and content before it are kept, and the cut call is
 ``Reply.cut``, a ``CutToolCall`` (never content, never dropped). With
 ``strict=True`` such a reply raises ``UnparsedToolCall`` instead, as the
-loop (``templatestudio.loop``) asks. The course module's
+loop (``templatestudio.loop``) asks. A response template checks such a reply
+up to the cut call (it reads whole replies only); one that cannot read a
+reply at all raises ``UnparsedToolCall`` naming its error, never the
+exception transformers raised. The course module's
 ``tools.parse_tool_calls`` stays the tutorial's simpler reader; this one
 exists because that one trusts whatever parser it is handed.
 
@@ -135,7 +138,17 @@ def read_tool_calls(
     reply = _reply(read if types is None else types.events(read), fmt)
     if tokenizer is None or getattr(tokenizer, "response_template", None) is None:
         return reply
-    message = tokenizer.parse_response(text, prefix=prefix or "")
+    # A response template reads whole replies: a reply cut inside a call is
+    # checked up to the call it ended inside, whose text is Reply.cut's.
+    checked = text if reply.cut is None else text[: reply.cut.offset]
+    try:
+        message = tokenizer.parse_response(checked, prefix=prefix or "")
+    except Exception as error:  # transformers raises ValueError, KeyError, ... for text its schema cannot read
+        raise UnparsedToolCall(
+            f"{tokenizer.name_or_path}'s response template could not read the reply "
+            f"({type(error).__name__}: {error}); the {fmt.name} format reads "
+            f"{len(reply.calls)} call(s) {[call.name for call in reply.calls]}"
+        ) from error
     shipped = [
         ParsedToolCall(call["function"]["name"], as_arguments(call["function"]["arguments"]))
         for call in message.get("tool_calls", [])

@@ -319,7 +319,8 @@ def _close_rivals(logits, targets, margin: float) -> set[int]:
 
 
 LIVE_MODEL_VARIABLE = "TEMPLATESTUDIO_LIVE_MODEL"
-LIVE_NOTEBOOK = "13_live_tool_loop.ipynb"
+# The notebooks that run a model: the first live round (13) and the capstone loop (20).
+LIVE_NOTEBOOKS = ("13_live_tool_loop.ipynb", "20_capstone_loop.ipynb")
 _trained: dict[str, Path] = {}
 _session_root: list[Path] = []
 
@@ -363,7 +364,7 @@ def remove_trained_standins() -> None:
 
 
 def point_live_model_at_standin(config, items) -> None:
-    """Set TEMPLATESTUDIO_LIVE_MODEL to the trained stand-in if notebook 13 will run.
+    """Set TEMPLATESTUDIO_LIVE_MODEL to the trained stand-in if notebook 13 or 20 will run.
 
     nbval starts a notebook's kernel when the notebook's first cell runs,
     after collection, and the kernel inherits os.environ: setting the
@@ -374,7 +375,7 @@ def point_live_model_at_standin(config, items) -> None:
 
     if os.environ.get(LIVE_MODEL_VARIABLE):
         return
-    if any(item.path.name == LIVE_NOTEBOOK for item in items):
+    if any(item.path.name in LIVE_NOTEBOOKS for item in items):
         os.environ[LIVE_MODEL_VARIABLE] = str(trained_standin("exchange_rate", config))
 
 

@@ -54,7 +54,7 @@ def runs(draw) -> RunResults:
 
 
 def as_loaded(summary: dict) -> dict:
-    """The summary as notebook 21 reads it back from the file --summary writes."""
+    """The summary as notebook 24 reads it back from the file --summary writes."""
     return json.loads(json.dumps(summary, sort_keys=True, indent=1))
 
 

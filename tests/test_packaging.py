@@ -63,6 +63,11 @@ def test_the_wheel_holds_every_module_of_the_package_subpackages_included(wheel)
     assert "templatestudio/formats/__init__.py" in expected  # subpackages are there to be missed
 
 
+def test_the_wheel_holds_the_corpus_list_the_fetch_command_reads(wheel):
+    # python -m templatestudio corpus fetch runs from an installed wheel too.
+    assert "templatestudio/corpus_list.json" in wheel.namelist()
+
+
 def version(wheel: zipfile.ZipFile) -> str:
     return Path(wheel.filename).name.split("-")[1]
 

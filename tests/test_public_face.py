@@ -22,7 +22,7 @@ FACE = {
                   "ToolCallEvent", "ParsedToolCall", "ArgumentStream", "ArgumentsDelta", "ArgumentsWithdrawn"],
     "choosing a format": ["detect_format", "resolve_format", "probe_template", "TemplateProbe", "CallShape",
                           "get_format", "FORMATS", "Format"],
-    "running calls": ["dispatch", "ToolOutcome", "Tool", "run_tool_loop", "ToolLoopLimit"],
+    "running calls": ["dispatch", "ToolOutcome", "Tool", "run_tool_loop", "ToolLoopLimit", "tools_in_system_prompt"],
     "errors": ["UnparsedToolCall", "StreamedCallChanged", "NoToolCallFormat", "AmbiguousFormat", "UnknownFormat", "TemplateProbeError",
                "InvalidConversation"],
 }

@@ -2,7 +2,7 @@
 
 ``templatestudio.integrations.vllm`` wraps these in vLLM's ``ToolParser``
 types; everything that decides an answer lives here, so it can be run and
-shown (notebook 19) where vLLM is not installed.
+shown (notebook 21, through tests/vllm/served_view.py) where vLLM is not installed.
 
 - ``detect_served_format(tokenizer)``: the format the tokenizer's chat
   template writes, probed once per template and logged; ``NoToolCallFormat``

@@ -26,7 +26,7 @@ how a trained model's choices change under the tag.
 ``python tests/vllm/strict_calls.py`` (in ``.venv-vllm``) builds the
 stand-in, starts the server, prints the figures and stops it (``--record``
 also writes one answer with the tag and one without per format to
-``fixtures/strict_exchange.json``, which notebook 19 shows); the server test
+``fixtures/strict_exchange.json``, which notebook 22 shows); the server test
 (``test_server_grammar.py``) asserts them.
 """
 
@@ -226,7 +226,7 @@ RECORD = HERE / "fixtures" / "strict_exchange.json"
 
 
 def record(answers: list[Answer]) -> dict:
-    """Per format, one plain answer with the tag and one without, for notebook 19 to show."""
+    """Per format, one plain answer with the tag and one without, for notebook 22 to show."""
     recorded = {}
     for fmt in FORMATS_TRIED:
         entry = {}
@@ -256,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
             answers = run(server)
             for line in figures(answers):
                 print(line)
-            if "--record" in args:  # notebook 19's example answers
+            if "--record" in args:  # notebook 22's example answers
                 RECORD.write_text(json.dumps(record(answers), indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
                 print(f"recorded in {RECORD.relative_to(ROOT)}")
             failed = [a for a in answers if a.tagged and not a.valid(tools_for(a.number))]

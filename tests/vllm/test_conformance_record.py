@@ -1,4 +1,4 @@
-"""The plugin layer's recorded conformance counts, which notebook 21 charts, are what a run gives today.
+"""The plugin layer's recorded conformance counts, which notebook 24 charts, are what a run gives today.
 
 Notebook 21 runs in the course's ``.venv``, where vLLM cannot be imported, so
 it cannot measure the plugin layer; it charts
@@ -63,8 +63,8 @@ def test_the_recorded_summary_is_what_the_plugin_layer_gives(recorded, measured)
     assert measured["layer"] == "plugin"
     assert "vllm" in measured, "the plugin adapter no longer reports vLLM's version in its engine details"
     assert _without_environment(measured) == _without_environment(recorded), (
-        f"{RECORD.name} (notebook 21's plugin chart) differs from a run of the plugin layer: "
-        "re-record with `make conformance-plugin-record`, then re-execute notebook 21"
+        f"{RECORD.name} (notebook 24's plugin chart) differs from a run of the plugin layer: "
+        "re-record with `make conformance-plugin-record`, then re-execute notebook 24"
     )
 
 

@@ -336,8 +336,9 @@ def test_non_streaming_answers_what_the_reader_reads(parser_maker):
         check_warnings(fmt, text, log)
 
 
-def test_the_vllm_parser_answers_what_the_core_notebook_19_runs_answers(parser_maker):
-    # Notebook 19 runs templatestudio.integrations.served where vLLM is not installed.
+def test_the_vllm_parser_answers_what_the_core_notebook_21_runs_answers(parser_maker):
+    # Notebook 21 (through tests/vllm/served_view.py) runs templatestudio.integrations.served
+    # where vLLM is not installed.
     fmt, make = parser_maker
     for text in replies(fmt):
         try:

@@ -14,7 +14,7 @@ content with a warning in the server log. Runs under
 ``.venv-vllm`` (``make vllm-test``); each server is stopped by its pid.
 
 ``TEMPLATESTUDIO_RECORD_FIXTURE=1`` rewrites tests/vllm/fixtures/
-serving_exchange.json (the request/response pairs notebook 19 shows);
+serving_exchange.json (the request/response pairs notebook 21 shows);
 otherwise the test checks that the committed file is what the server says.
 """
 
@@ -165,7 +165,7 @@ def _normalized(answer: dict) -> dict:
 
 
 def test_the_recorded_exchange_is_what_the_server_answers(served):
-    """tests/vllm/fixtures/serving_exchange.json, shown by notebook 19, matches this server.
+    """tests/vllm/fixtures/serving_exchange.json, shown by notebook 21, matches this server.
 
     rendered_prompt is the first trained prompt, which the /tokenize test
     checks is token for token what the server renders for the request.

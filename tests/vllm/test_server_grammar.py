@@ -68,7 +68,7 @@ def test_without_the_tag_the_untrained_model_writes_no_valid_call_as_a_rule(answ
     assert valid < len(bare)  # the tag, not the model, wrote the calls above
 
 
-def test_the_answers_notebook_19_shows_hold_what_it_says():
+def test_the_answers_notebook_22_shows_hold_what_it_says():
     # Recorded by `python tests/vllm/strict_calls.py --record` (random weights: never re-recorded
     # by a test); each is held here to the tools of its own request.
     recorded = json.loads(strict_calls.RECORD.read_text(encoding="utf-8"))
