@@ -62,7 +62,7 @@ class Part:
 
 PARTS = (
     Part(
-        "Part 1 — the tutorial's steps: build `tools.py`",
+        "Part 1 — build `tools.py` one step at a time",
         (
             Stop("00_setup.ipynb", "The versions, the tokenizers from the cache, and the input contract every render checks"),
             Stop("01_tool_schema.ipynb", "A Python function becomes the JSON schema a template renders"),
@@ -204,7 +204,7 @@ def nav_source(part: Part, index: int) -> str:
     if index + 1 < len(stops):
         following = stops[index + 1][1]
         pieces.append(f"[{following.number} {_title(following.file)}]({following.file}) →")
-    where = f"*{part.title.split(' — ')[0]} · notebook {stop.number} of {stops[-1][1].number} · about {minutes(stop.file)} min*"
+    where = f"*{part.title.split(' — ')[0]} · notebook {stop.number} of {stops[0][1].number}–{stops[-1][1].number} · about {minutes(stop.file)} min*"
     return where + "  \n" + " · ".join(pieces)
 
 

@@ -1,4 +1,4 @@
-"""Download the tokenizer files of every course family, then report each template.
+"""Download the tokenizer files of every tokenizer the course loads, then report each template.
 
 Only the files a tokenizer needs are fetched (no weights), through
 huggingface_hub with its progress bars. Run it once online; afterwards the
@@ -16,6 +16,7 @@ from huggingface_hub import hf_hub_download, snapshot_download
 from huggingface_hub.errors import LocalEntryNotFoundError
 
 from families import FAMILIES, GEMMA4
+from templatestudio.families import LLAMA31
 
 TOKENIZER_FILES = [
     "tokenizer.json",
@@ -35,7 +36,8 @@ WEIGHTS_FILE = "model.safetensors"
 
 
 def model_ids() -> list[str]:
-    return [*FAMILIES.values(), GEMMA4]
+    """The step-12 table's four families, then Llama 3.1 (steps 14, 19, 20 and exercises load it)."""
+    return [*FAMILIES.values(), GEMMA4, LLAMA31]
 
 
 def fetch_tokenizer(model_id: str) -> str:

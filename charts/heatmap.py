@@ -133,7 +133,7 @@ class Heatmap:
         parts = [
             f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
             f"viewBox='0 0 {width:.0f} {height:.0f}' {_FONT}>",
-            f"<rect width='100%' height='100%' fill='white'/>",
+            "<rect width='100%' height='100%' fill='white'/>",
         ]
         y = 8
         if self.title:

@@ -104,7 +104,7 @@ class Timeline:
         out = [
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height}" '
             f'viewBox="0 0 {width:.0f} {height}" font-family="monospace" font-size="11">',
-            f'<rect width="100%" height="100%" fill="white"/>',
+            '<rect width="100%" height="100%" fill="white"/>',
             f'<text x="8" y="16" font-size="13" font-weight="bold">{escape(self.title)}</text>',
         ]
         for x, heading, _ in columns:

@@ -16,11 +16,12 @@ side effects the next case sees (each case is called in turn, in order).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Case", "check", "check_value"]
+__all__ = ["Case", "check", "check_value", "leaving_input_alone"]
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,22 @@ def check(title: str, answer: Callable, cases: Sequence[Case]) -> bool:
     print(f"  expected: {case.expected!r}")
     print(f"  got:      {shown}")
     return False
+
+
+def leaving_input_alone(answer: Callable) -> Callable:
+    """answer, called on a copy of its one argument; "changed its input" when it changed the copy.
+
+    For exercises whose answer must return a new value and leave what it was
+    given as it was (a conversation, a message): the change is the answer the
+    checker shows, as a string, so it fails any case.
+    """
+
+    def called(given):
+        copied = copy.deepcopy(given)
+        got = answer(copied)
+        return "changed its input" if copied != given else got
+
+    return called
 
 
 def check_value(title: str, given: Any, expected: Any) -> bool:

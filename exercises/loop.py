@@ -17,7 +17,7 @@ from __future__ import annotations
 import copy
 import json
 
-from exercises.checking import Case, check
+from exercises.checking import Case, check, leaving_input_alone
 
 THINK = "<think>\nThe user wants a rate; the get_exchange_rate tool gives it.\n</think>\n\n"
 RATES = {("EUR", "JPY"): 162.4, ("USD", "GBP"): 0.79, ("JPY", "EUR"): 0.0062}
@@ -211,12 +211,7 @@ def check_break_pairing(answer) -> bool:
 
         return same
 
-    def run(conversation):
-        snapshot = copy.deepcopy(conversation)
-        got = answer(conversation)
-        if conversation != snapshot:
-            return "changed the conversation it was given"
-        return got
+    run = leaving_input_alone(answer)
 
     cases = [
         Case(

@@ -17,7 +17,7 @@ import inspect
 import json
 from functools import lru_cache
 
-from exercises.checking import Case, check, check_value
+from exercises.checking import Case, check, check_value, leaving_input_alone
 from templatestudio.calls import ParsedToolCall
 from templatestudio.families import family
 from templatestudio.messages import validate_conversation
@@ -32,12 +32,16 @@ from templatestudio.tools import (
 )
 
 __all__ = [
+    "check_as_hermes",
+    "check_calls_or_raise",
     "check_classify_reply",
     "check_calls_from_message",
     "check_call_survives_prediction",
     "check_choose_fallback",
     "check_convert_amount",
+    "check_fenced_calls",
     "check_from_openai_message",
+    "check_generation_opening",
     "check_leak_check_with_markers",
     "check_llama_json_parser",
     "check_markdown_table",
@@ -50,7 +54,10 @@ __all__ = [
     "check_round_trip",
     "check_run_calls",
     "check_tools_in_prompt",
+    "check_tool_responses",
+    "check_tool_schemas",
     "check_tool_support_prediction",
+    "check_tools_seen",
 ]
 
 EUR_JPY = {"base": "EUR", "quote": "JPY"}
@@ -91,7 +98,7 @@ def _outcome(fn, *args):
         return _Raised(error)
 
 
-def _weather_tool(city: str, days: int = 1) -> dict:
+def get_weather(city: str, days: int = 1) -> dict:
     """Forecast the weather for a city.
 
     Args:
@@ -131,6 +138,42 @@ def check_repaired_conversation(repaired: object) -> bool:
         "Exercise 00.1 (repaired)",
         lambda conversation: _outcome(facts, conversation),
         [Case("the repaired conversation", (repaired,), expected)],
+    )
+
+
+def check_generation_opening(answer) -> bool:
+    """00.2: the text add_generation_prompt=True adds, for any tokenizer and conversation."""
+    conversations = {
+        "the question": QUESTION,
+        "a system message first": [{"role": "system", "content": "Answer in French."}, *QUESTION],
+        "a finished round trip": [
+            *QUESTION,
+            tool_call_message("get_exchange_rate", EUR_JPY),
+            {"role": "tool", "name": "get_exchange_rate", "content": "162.4"},
+        ],
+        "an answered question": [*QUESTION, {"role": "assistant", "content": "About 162.4 yen."}],
+    }
+
+    def opening(name, label):
+        tokenizer, conversation = _tokenizer(name), conversations[label]
+        return render(tokenizer, conversation)[len(render(tokenizer, conversation, add_generation_prompt=False)):]
+
+    pairs = [
+        ("qwen3", "the question"),
+        ("llama3", "the question"),
+        ("gemma3", "the question"),
+        ("gemma4", "the question"),
+        ("qwen3", "a system message first"),
+        ("llama3.1", "a finished round trip"),
+        ("gemma4", "a finished round trip"),
+        ("gemma4", "an answered question"),
+    ]
+    # A case names its tokenizer and conversation; a tokenizer's repr is not something to print.
+    cases = [Case(f"{name}, {label}", (name, label), opening(name, label)) for name, label in pairs]
+    return check(
+        "Exercise 00.2 (generation_opening)",
+        lambda name, label: _outcome(answer, _tokenizer(name), conversations[label]),
+        cases,
     )
 
 
@@ -198,7 +241,7 @@ def check_tools_in_prompt(answer) -> bool:
     """02.1: the tool schemas read back from between Qwen3's <tools> tags."""
     qwen3 = _tokenizer("qwen3")
     one = [tool_schema(get_exchange_rate)]
-    two = [tool_schema(get_exchange_rate), tool_schema(_weather_tool)]
+    two = [tool_schema(get_exchange_rate), tool_schema(get_weather)]
     system = [{"role": "system", "content": "Answer in French."}, *QUESTION]
     prompts = {
         "Qwen3's prompt with one tool": render(qwen3, QUESTION, tools=one),
@@ -210,6 +253,69 @@ def check_tools_in_prompt(answer) -> bool:
     # A case names its prompt instead of printing a whole render as the failing input.
     cases = [Case(label, (label,), tools) for label, tools in zip(prompts, expected)]
     return check("Exercise 02.1 (tools_in_prompt)", lambda label: _outcome(answer, prompts[label]), cases)
+
+
+def _without(schema: dict, names) -> dict:
+    """schema with the parameters in names taken out of properties and required."""
+    schema = copy.deepcopy(schema)
+    parameters = schema["function"]["parameters"]
+    for name in names:
+        parameters["properties"].pop(name)
+    if "required" in parameters:
+        parameters["required"] = [name for name in parameters["required"] if name not in names]
+    return schema
+
+
+class _RateLookup:
+    """A callable object: get_json_schema has no function to read."""
+
+    def __call__(self, base: str, quote: str) -> float:
+        """Look up a rate.
+
+        Args:
+            base: the currency held.
+            quote: the currency wanted.
+        """
+        return 162.4
+
+
+def check_tool_schemas(answer) -> bool:
+    """02.2: schemas for dicts, plain functions and functools.partial objects; TypeError otherwise."""
+    from functools import partial
+
+    rate, weather = tool_schema(get_exchange_rate), tool_schema(get_weather)
+    tools = {
+        "no tools": [],
+        "a schema dict": [rate],
+        "a plain function": [get_exchange_rate],
+        'partial(get_exchange_rate, "EUR")': [partial(get_exchange_rate, "EUR")],
+        'partial(get_exchange_rate, quote="JPY")': [partial(get_exchange_rate, quote="JPY")],
+        "partial(get_weather, days=3)": [partial(get_weather, days=3)],
+        'partial(get_weather, "Lyon")': [partial(get_weather, "Lyon")],
+        'a schema dict, get_weather, partial(get_exchange_rate, "EUR")':
+            [rate, get_weather, partial(get_exchange_rate, "EUR")],
+        "an object with __call__": [_RateLookup()],
+        "the builtin len": [len],
+    }
+    expected = [
+        [],
+        [rate],
+        [rate],
+        [_without(rate, ["base"])],
+        [_without(rate, ["quote"])],
+        [_without(weather, ["days"])],
+        [_without(weather, ["city"])],
+        [rate, weather, _without(rate, ["base"])],
+        "raises TypeError",
+        "raises TypeError",
+    ]
+    # A case names its list: the repr of a function or a partial carries a memory address.
+    cases = [Case(label, (label,), schemas) for label, schemas in zip(tools, expected)]
+    return check(
+        "Exercise 02.2 (tool_schemas)",
+        lambda label: _outcome(answer, list(tools[label])),
+        cases,
+    )
 
 
 # --- notebooks 03 and 05: predict, then probe ----------------------------------
@@ -233,6 +339,66 @@ def check_renders_tools_prediction(model_id: object, prediction: object) -> bool
         lambda tok: renders_tools(tok, QUESTION, tools),
         model_id,
         prediction,
+    )
+
+
+# A toy template (not a published one) that writes the first tool's name and drops the others.
+_FIRST_TOOL_ONLY = (
+    "{%- if tools %}Tool: {{ tools[0].function.name }}\n{% endif %}"
+    "{%- for message in messages %}{{ message.role }}: {{ message.content }}\n{% endfor %}"
+    "{%- if add_generation_prompt %}assistant: {% endif %}"
+)
+
+
+@lru_cache(maxsize=None)
+def _first_tool_only():
+    """A tokenizer of its own (not the cached Qwen3 one) running _FIRST_TOOL_ONLY."""
+    tokenizer = load_tokenizer(family("qwen3").repo_id)
+    tokenizer.chat_template = _FIRST_TOOL_ONLY
+    return tokenizer
+
+
+def _probe_tokenizer(name: str):
+    return _first_tool_only() if name == "toy: first tool only" else _tokenizer(name)
+
+
+def check_tools_seen(answer) -> bool:
+    """03.2: the tools whose names the template writes, name by name, not fooled by the question."""
+    schemas = {"get_exchange_rate": tool_schema(get_exchange_rate), "get_weather": tool_schema(get_weather)}
+    conversations = {
+        "the question": QUESTION,
+        "a question naming the tool": [
+            {"role": "user", "content": "Please run get_exchange_rate for EUR to JPY."}
+        ],
+    }
+
+    def seen(name, label, tool_names):
+        tokenizer, conversation = _probe_tokenizer(name), conversations[label]
+        with_tools = render(tokenizer, conversation, tools=[schemas[tool] for tool in tool_names])
+        without = render(tokenizer, conversation)
+        return [tool for tool in tool_names if with_tools.count(tool) > without.count(tool)]
+
+    one, two = ("get_exchange_rate",), ("get_exchange_rate", "get_weather")
+    triples = [
+        ("qwen3", "the question", one),
+        ("qwen3", "the question", two),
+        ("llama3", "the question", one),
+        ("gemma3", "the question", two),
+        ("gemma4", "the question", two),
+        ("llama3.1", "the question", two),
+        ("llama3", "a question naming the tool", one),
+        ("qwen3", "a question naming the tool", two),
+        ("qwen3", "the question", ()),
+        ("toy: first tool only", "the question", two),
+    ]
+    cases = [Case(f"{name}, {label}, {len(tools)} tool(s)", (name, label, tools), seen(name, label, tools))
+             for name, label, tools in triples]
+    return check(
+        "Exercise 03.2 (tools_seen)",
+        lambda name, label, tools: _outcome(
+            answer, _probe_tokenizer(name), conversations[label], [schemas[tool] for tool in tools]
+        ),
+        cases,
     )
 
 
@@ -306,6 +472,37 @@ def check_round_trip(answer) -> bool:
     return check("Exercise 04.1 (round_trip)", lambda *args: _outcome(answer, *args), cases)
 
 
+def check_tool_responses(answer) -> bool:
+    """04.2: the tool results read back out of a Qwen3 prompt, in order and unchanged."""
+    qwen3 = _tokenizer("qwen3")
+    usd_eur = {"base": "USD", "quote": "EUR"}
+
+    def result(content):
+        return {"role": "tool", "name": "get_exchange_rate", "content": content}
+
+    both_calls = tool_call_message("get_exchange_rate", EUR_JPY)
+    both_calls["tool_calls"] += tool_call_message("get_exchange_rate", usd_eur)["tool_calls"]
+    call = tool_call_message("get_exchange_rate", EUR_JPY)
+    conversations = {
+        "one result": ([*QUESTION, call, result("162.4")], ["162.4"]),
+        "no result yet": (QUESTION, []),
+        "two calls in one turn, two results":
+            ([*QUESTION, both_calls, result("162.4"), result('{"rate": 0.92}')], ["162.4", '{"rate": 0.92}']),
+        "two rounds, one result each": (
+            [*QUESTION, call, result("162.4"), tool_call_message("get_exchange_rate", usd_eur), result("0.92")],
+            ["162.4", "0.92"],
+        ),
+        "a result over two lines, spaces kept":
+            ([*QUESTION, call, result("  162.4\nper euro  ")], ["  162.4\nper euro  "]),
+        "an empty result": ([*QUESTION, call, result("")], [""]),
+    }
+    tools = [tool_schema(get_exchange_rate)]
+    prompts = {label: render(qwen3, conversation, tools=tools) for label, (conversation, _) in conversations.items()}
+    # A case names its prompt instead of printing a whole render as the failing input.
+    cases = [Case(label, (label,), contents) for label, (_, contents) in conversations.items()]
+    return check("Exercise 04.2 (tool_responses)", lambda label: _outcome(answer, prompts[label]), cases)
+
+
 # --- notebook 06 -------------------------------------------------------------
 
 
@@ -361,12 +558,7 @@ def check_from_openai_message(answer) -> bool:
              {"role": "assistant", "tool_calls": [fixed]}),
     ]
 
-    def run(message):
-        given = copy.deepcopy(message)
-        got = answer(given)
-        if given != message:
-            return "changed its input"
-        return got
+    run = leaving_input_alone(answer)
 
     return check("Exercise 06.2 (from_openai_message)", lambda message: _outcome(run, message), cases)
 
@@ -431,6 +623,72 @@ def check_run_calls(answer) -> bool:
     return check("Exercise 07.2 (run_calls)", lambda calls: _outcome(answer, calls, tools), cases)
 
 
+# --- notebook 08 -------------------------------------------------------------
+
+
+def check_calls_or_raise(answer) -> bool:
+    """08.1: the parser's calls; a ValueError when it found none but a call-shaped JSON object is there."""
+    from samples import FENCED_CALL, PLAIN_ANSWER, QWEN3_CALL
+    from templatestudio.tools import FencedJSONParser
+
+    parsers = {"HermesParser()": HermesParser, "FencedJSONParser()": FencedJSONParser}
+    eur_jpy = [ParsedToolCall("get_exchange_rate", EUR_JPY)]
+    bare = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
+    cases = [
+        Case("Qwen3's call, Hermes parser", ("HermesParser()", QWEN3_CALL), eur_jpy),
+        Case("the fenced call, fenced parser", ("FencedJSONParser()", FENCED_CALL), eur_jpy),
+        Case("a plain answer", ("HermesParser()", PLAIN_ANSWER), []),
+        Case("an empty reply", ("HermesParser()", ""), []),
+        Case("the fenced call, Hermes parser", ("HermesParser()", FENCED_CALL), "raises ValueError"),
+        Case("Qwen3's call, fenced parser", ("FencedJSONParser()", QWEN3_CALL), "raises ValueError"),
+        Case("a bare call with text around it", ("HermesParser()", f"Calling now: {bare} (one moment)"),
+             "raises ValueError"),
+        Case("keys in the other order",
+             ("HermesParser()", '{"arguments": {"base": "EUR"}, "name": "get_exchange_rate"}'), "raises ValueError"),
+        Case("a call inside a JSON list", ("HermesParser()", f"[TOOL_CALLS][{bare}]"), "raises ValueError"),
+        Case("JSON that is not a call", ("HermesParser()", 'The rate is {"EUR/JPY": 162.4} today.'), []),
+        Case("prose naming both keys", ("HermesParser()", 'A call has a "name" and "arguments".'), []),
+        Case("arguments that are a plain string",
+             ("HermesParser()", '{"name": "get_exchange_rate", "arguments": "EUR"}'), []),
+    ]
+    return check(
+        "Exercise 08.1 (calls_or_raise)",
+        lambda parser, text: _outcome(answer, text, parsers[parser]()),
+        cases,
+    )
+
+
+def check_fenced_calls(answer) -> bool:
+    """08.2: calls in json fences, one object or a list of them; anything else is not a call."""
+    from samples import FENCED_CALL, PLAIN_ANSWER, QWEN3_CALL
+
+    call = '{"name": "get_exchange_rate", "arguments": {"base": "EUR", "quote": "JPY"}}'
+    second = '{"name": "get_exchange_rate", "arguments": {"base": "USD", "quote": "EUR"}}'
+    history = {"filter": {"currencies": ["EUR", "JPY"], "since": {"year": 2024}}}
+    as_text = json.dumps({"name": "get_exchange_rate", "arguments": json.dumps(EUR_JPY)})
+    eur_jpy = ParsedToolCall("get_exchange_rate", EUR_JPY)
+    usd_eur = ParsedToolCall("get_exchange_rate", {"base": "USD", "quote": "EUR"})
+
+    def fence(body, language="json"):
+        return f"```{language}\n{body}\n```"
+
+    cases = [
+        Case("the fenced call", (FENCED_CALL,), [eur_jpy]),
+        Case("text around the fence", (f"Let me check.\n{fence(call)}\nOne moment.",), [eur_jpy]),
+        Case("two fences", (f"{fence(call)}\n{fence(second)}",), [eur_jpy, usd_eur]),
+        Case("one fence holding a list of two calls", (fence(f"[{call}, {second}]"),), [eur_jpy, usd_eur]),
+        Case("nested arguments", (fence(json.dumps({"name": "history", "arguments": history})),),
+             [ParsedToolCall("history", history)]),
+        Case("arguments as a JSON string", (fence(as_text),), [eur_jpy]),
+        Case("a json fence that is not a call", (fence('{"EUR/JPY": 162.4}'),), []),
+        Case("a python fence", (fence("get_exchange_rate(base='EUR', quote='JPY')", "python"),), []),
+        Case("malformed JSON in a fence", (fence('{"name": "get_exchange_rate", "arguments": {"base": '),), []),
+        Case("Qwen3's tagged call", (QWEN3_CALL,), []),
+        Case("a plain answer", (PLAIN_ANSWER,), []),
+    ]
+    return check("Exercise 08.2 (parse_fenced_calls)", lambda text: _outcome(answer, text), cases)
+
+
 # --- notebook 09 -------------------------------------------------------------
 
 
@@ -491,6 +749,55 @@ def check_calls_from_message(answer) -> bool:
              [("get_exchange_rate", EUR_JPY)]),
     ]
     return check("Exercise 10.1 (calls_from_message)", lambda message: _outcome(answer, message), cases)
+
+
+def check_as_hermes(answer) -> bool:
+    """10.2: a Gemma 4 reply rewritten as Qwen3 writes it; checked by what HermesParser reads back."""
+    gemma4 = _tokenizer("gemma4")
+    prefix = render(gemma4, QUESTION)
+    quote = '<|"|>'
+
+    def gemma4_call(name, arguments):
+        return f"<|tool_call>call:{name}{{{arguments}}}<tool_call|>"
+
+    rate = gemma4_call("get_exchange_rate", f"base:{quote}EUR{quote},quote:{quote}JPY{quote}")
+    texts = {
+        "one call": rate,
+        "two calls": rate + gemma4_call("get_exchange_rate", f"base:{quote}USD{quote},quote:{quote}EUR{quote}"),
+        "a number and a space in a value": gemma4_call("get_weather", f"city:{quote}Le Havre{quote},days:3"),
+        "nested arguments": gemma4_call(
+            "history", f"filter:{{currencies:[{quote}EUR{quote},{quote}JPY{quote}],since:{{year:2024}}}}"
+        ),
+        "quotes inside a value, and a boolean": gemma4_call("note", f'text:{quote}a "quoted" word{quote},urgent:true'),
+        "no arguments": gemma4_call("ping", ""),
+        "text before the call": "Let me check." + rate,
+        "a plain answer": "One euro buys about 162.4 yen.",
+        "an empty reply": "",
+    }
+
+    def hermes(text):
+        message = gemma4.parse_response(text, prefix=prefix)
+        blocks = [
+            "<tool_call>\n"
+            + json.dumps({"name": call["function"]["name"], "arguments": call["function"]["arguments"]})
+            + "\n</tool_call>"
+            for call in message.get("tool_calls", [])
+        ]
+        return "\n".join(part for part in [message.get("content", ""), *blocks] if part)
+
+    def read_back(text):
+        """What HermesParser reads out of text, and the text left outside the tags."""
+        return HermesParser().parse(text), HermesParser.pattern.sub("", text).strip()
+
+    def same(got, expected):
+        return isinstance(got, str) and read_back(got) == read_back(expected)
+
+    cases = [Case(label, (text,), hermes(text), same) for label, text in texts.items()]
+    return check(
+        "Exercise 10.2 (as_hermes)",
+        lambda text: _outcome(answer, gemma4, text, prefix),
+        cases,
+    )
 
 
 # --- notebook 11 -------------------------------------------------------------

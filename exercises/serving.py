@@ -327,7 +327,7 @@ def _derives_to(source, expected) -> bool:
     if not isinstance(source, str):
         return False
     fmt = detect_format(ChatTemplate("toy", source))
-    if fmt is None or fmt.derived_from is None:
+    if fmt is None or not fmt.derived_from:
         return False
     call = ParsedToolCall("get_weather", {"city": "Paris", "days": 2})
     text = fmt.write_call(call)

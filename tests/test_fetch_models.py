@@ -13,17 +13,19 @@ from huggingface_hub import constants
 
 import fetch_models
 from families import FAMILIES, GEMMA4
+from templatestudio.families import LLAMA31
 
 ROOT = Path(__file__).resolve().parent.parent
-FOUR_IDS = [*FAMILIES.values(), GEMMA4]
+COURSE_IDS = [*FAMILIES.values(), GEMMA4, LLAMA31]
 
 
-def test_model_ids_are_the_four_course_families_in_table_order():
+def test_model_ids_are_the_four_table_families_in_table_order_then_llama_31():
     assert fetch_models.model_ids() == [
         "Qwen/Qwen3-0.6B",
         "NousResearch/Meta-Llama-3-8B-Instruct",
         "unsloth/gemma-3-1b-it",
         "google/gemma-4-E2B-it",
+        "unsloth/Llama-3.1-8B-Instruct",
     ]
 
 
@@ -43,11 +45,12 @@ def test_prints_one_line_per_model_from_the_cache(tokenizers, monkeypatch, capsy
     import templatestudio.render
 
     by_repo = {tokenizer.name_or_path: tokenizer for tokenizer in tokenizers.values()}
+    by_repo[LLAMA31] = templatestudio.render.load_tokenizer(LLAMA31)
     # the session already loaded every tokenizer with load_tokenizer; reuse them
     monkeypatch.setattr(templatestudio.render, "load_tokenizer", by_repo.__getitem__)
     assert fetch_models.main([]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert lines == [f"{model_id} template: {len(by_repo[model_id].chat_template)} chars" for model_id in FOUR_IDS]
+    assert lines == [f"{model_id} template: {len(by_repo[model_id].chat_template)} chars" for model_id in COURSE_IDS]
     # the three faithful templates have the course's lengths; Gemma 4's depends on the source
     assert lines[:3] == [
         "Qwen/Qwen3-0.6B template: 4168 chars",

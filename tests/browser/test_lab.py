@@ -6,13 +6,14 @@ SVG diagram (no warning box, no "Parse error"), every code cell shows its
 stored execution count and its stored outputs, and once the kernel is idle
 the tab does not carry the unsaved-changes mark (JupyterLab rewrites a
 kernelspec that differs from its own, which makes a notebook open edited).
-Then Run All, clicked in the Run menu, on a few quick notebooks and on
-notebook 13 without weights: every cell runs, none writes an error or
+Then Run All, clicked in the Run menu, on a few quick notebooks, on the two
+live loops without weights (13, and the capstone, 20), on "your own model"
+(26) and on part 1's solutions: every cell runs, none writes an error or
 anything else to stderr, and every cell that had outputs has them again.
 
 What this does not check: that outputs equal the stored ones (nbval does
 that), and notebooks outside RUN_ALL under Run All. The no-weights path
-of notebook 13 is taken only where Qwen3-0.6B's weights are not in the
+of notebooks 13 and 20 is taken only where Qwen3-0.6B's weights are not in the
 Hugging Face cache; with them there, Run All runs the real model (slower).
 """
 
@@ -30,6 +31,9 @@ RUN_ALL = (
     "12_compare_tool_families.ipynb",
     "13_live_tool_loop.ipynb",
     "14_detect_format.ipynb",
+    "20_capstone_loop.ipynb",
+    "26_your_own_model.ipynb",
+    "solutions_part1.ipynb",
 )
 MERMAID_FENCE = re.compile(r"^\s*```mermaid\s*$", re.MULTILINE)
 MERMAID_FAILURE = re.compile(r"Parse error|Syntax error|Lexical error")
