@@ -411,13 +411,25 @@ def check_convert_tool(answer) -> bool:
     return check("Exercise 20.1 (convert)", run, cases)
 
 
+def shorten(text: str, limit: int) -> str:
+    """Keep the start of a text.
+
+    Args:
+        text: The text to cut.
+        limit: How many characters to keep.
+    """
+    return text[:limit]
+
+
 def check_round_messages(answer) -> bool:
     """Exercise 20.2: round_messages(messages, raw, tools, one_turn) -> what run_tool_round appends."""
     from templatestudio.loop import run_tool_round
     from templatestudio.parallel import parallel_tool_call_message, result_for_call
     from templatestudio.reader import read_tool_calls
 
-    tools = [_rate, get_time]
+    # shorten's limit is an integer: a call that writes it as text is typed by the schema,
+    # and run_tool_round writes the typed arguments into the history.
+    tools = [_rate, get_time, shorten]
     question = [{"role": "user", "content": "How many yen is one euro?"}]
     earlier_turn = parallel_tool_call_message(
         [{"name": "get_time", "arguments": {}}, {"name": "get_time", "arguments": {}}]
@@ -445,6 +457,8 @@ def check_round_messages(answer) -> bool:
         ("two calls, a turn each", question, two, False),
         ("an unknown tool: an error result", question, _call("get_weather", {"city": "Tokyo"}), True),
         ("a bad argument: an error result", question, _call("get_exchange_rate", {"currency": "EUR"}), True),
+        ("an integer written as text: the history holds the typed call", question,
+         _call("shorten", {"text": "exchange", "limit": "3"}), True),
         ("ids continue after call00002", earlier, EUR_JPY, True),
         ("a call rehearsed in the reasoning: nothing", question, "<think>\n" + EUR_JPY + "\n</think>\n\nIt is 162.4.", True),
     ]
