@@ -25,7 +25,7 @@ def test_model_ids_are_the_four_table_families_in_table_order_then_llama_31():
         "NousResearch/Meta-Llama-3-8B-Instruct",
         "unsloth/gemma-3-1b-it",
         "google/gemma-4-E2B-it",
-        "unsloth/Llama-3.1-8B-Instruct",
+        LLAMA31,  # written once, in templatestudio.families (tests/test_families.py)
     ]
 
 

@@ -13,6 +13,7 @@ import huggingface_hub.constants as hub_constants
 import pytest
 
 import fetch_models
+from templatestudio.families import LLAMA31
 
 
 def cache_without_weights(source: Path, target: Path) -> None:
@@ -47,6 +48,7 @@ def test_weights_offline_and_uncached_fail_with_one_clear_line(
 
     # The session already loaded every tokenizer; the report reuses them.
     by_repo = {tokenizer.name_or_path: tokenizer for tokenizer in tokenizers.values()}
+    by_repo[LLAMA31] = templatestudio.render.load_tokenizer(LLAMA31)
     monkeypatch.setattr(templatestudio.render, "load_tokenizer", by_repo.__getitem__)
     assert fetch_models.main(["--weights"]) == 1
     out, err = capsys.readouterr()
