@@ -18,14 +18,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from html import escape
 
+from charts.picture import CHAR_W, FONT, Picture
+
 __all__ = ["StackedBars"]
 
 _BAR_W, _BAR_H, _GAP = 360, 14, 4
-_CHAR_W = 7.0
-_FONT = "font-family='DejaVu Sans, Helvetica, Arial, sans-serif' font-size='12'"
 
 
-class StackedBars:
+class StackedBars(Picture):
     """Grouped stacked bars: SVG in a notebook, one text line per bar elsewhere."""
 
     def __init__(
@@ -62,20 +62,11 @@ class StackedBars:
             lines.append(self.note)
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.text()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer, cycle) -> None:
-        printer.text(self.text())
-
     # The picture --------------------------------------------------------------------------
 
     def svg(self) -> str:
         group_w = 8.0 * max((len(group) for group, _ in self.groups), default=0) + 12  # bold is wider
-        series_w = _CHAR_W * max((len(series) for _, bars in self.groups for series, _ in bars), default=0) + 12
+        series_w = CHAR_W * max((len(series) for _, bars in self.groups for series, _ in bars), default=0) + 12
         left = 8 + group_w + series_w
         y = 8
         body = []
@@ -87,7 +78,7 @@ class StackedBars:
         for _, label, colour in self.parts:
             body.append(f"<rect x='{x:.0f}' y='{y}' width='12' height='12' fill='{colour}'/>")
             body.append(f"<text x='{x + 16:.0f}' y='{y + 11}'>{escape(label)}</text>")
-            x += 16 + _CHAR_W * len(label) + 18
+            x += 16 + CHAR_W * len(label) + 18
         y += 24
         for group, bars in self.groups:
             body.append(f"<text x='8' y='{y + 11}' font-weight='bold'>{escape(group)}</text>")
@@ -112,15 +103,12 @@ class StackedBars:
         if self.note:
             body.append(f"<text x='8' y='{y + 10}' fill='#444'>{escape(self.note)}</text>")
             y += 18
-        width = max(left + _BAR_W + 70, 16 + _CHAR_W * len(self.note), 300)
+        width = max(left + _BAR_W + 70, 16 + CHAR_W * len(self.note), 300)
         height = y + 6
         return "\n".join([
             f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
-            f"viewBox='0 0 {width:.0f} {height:.0f}' {_FONT}>",
+            f"viewBox='0 0 {width:.0f} {height:.0f}' {FONT}>",
             "<rect width='100%' height='100%' fill='white'/>",
             *body,
             "</svg>",
         ])
-
-    def _repr_svg_(self) -> str:
-        return self.svg()

@@ -21,14 +21,14 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
+from charts.picture import CHAR_W, FONT, Picture
+
 __all__ = ["Heatmap"]
 
 # Light to dark blue; a share is placed on this ramp by linear interpolation.
 _RAMP = ((0xF4, 0xF7, 0xFB), (0x9E, 0xC5, 0xE2), (0x21, 0x71, 0xB5), (0x08, 0x30, 0x6B))
 _ZERO_FILL = "#fafafa"
 _CELL_W, _CELL_H = 40, 22
-_CHAR_W = 7.0  # an approximate width of one character at the labels' font size
-_FONT = "font-family='DejaVu Sans, Helvetica, Arial, sans-serif' font-size='12'"
 
 
 def _colour(share: float) -> str:
@@ -40,7 +40,7 @@ def _colour(share: float) -> str:
     return "#" + "".join(f"{c:02x}" for c in rgb)
 
 
-class Heatmap:
+class Heatmap(Picture):
     """Counts over rows × columns, shown as SVG in a notebook and as a text grid elsewhere."""
 
     def __init__(
@@ -104,35 +104,26 @@ class Heatmap:
             lines.append(line.rstrip())
         return "\n".join(lines)
 
-    def __str__(self) -> str:
-        return self.text()
-
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_pretty_(self, printer, cycle) -> None:  # IPython's text/plain
-        printer.text(self.text())
-
     # The picture --------------------------------------------------------------------------
 
     def svg(self) -> str:
         """The heatmap as a standalone SVG document (a string)."""
-        left = 12 + _CHAR_W * max([len(self.row_title), *(len(row) for row in self.rows)], default=4)
+        left = 12 + CHAR_W * max([len(self.row_title), *(len(row) for row in self.rows)], default=4)
         longest_column = max((len(column) for column in self.columns), default=1)
         # Column labels are written at -45°: their height is about 0.71 × their length.
-        label_height = 0.71 * _CHAR_W * longest_column + 10
+        label_height = 0.71 * CHAR_W * longest_column + 10
         top = 8 + (22 if self.title else 0) + (18 if self.column_title else 0) + label_height
         grid_w = _CELL_W * len(self.columns)
         grid_h = _CELL_H * len(self.rows)
         totals_w = 44 if self.row_totals is not None else 0
-        width = left + grid_w + totals_w + 0.71 * _CHAR_W * len(self.columns[-1] if self.columns else "") + 16
-        width = max(width, left + grid_w + totals_w + 20, left + 180 + _CHAR_W * len(self._legend_words()[2]))
+        width = left + grid_w + totals_w + 0.71 * CHAR_W * len(self.columns[-1] if self.columns else "") + 16
+        width = max(width, left + grid_w + totals_w + 20, left + 180 + CHAR_W * len(self._legend_words()[2]))
         legend_top = top + grid_h + 18
         height = legend_top + 44
 
         parts = [
             f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
-            f"viewBox='0 0 {width:.0f} {height:.0f}' {_FONT}>",
+            f"viewBox='0 0 {width:.0f} {height:.0f}' {FONT}>",
             "<rect width='100%' height='100%' fill='white'/>",
         ]
         y = 8
@@ -186,6 +177,3 @@ class Heatmap:
             f"<text x='{left + 160:.0f}' y='{top + 26:.0f}' text-anchor='end' fill='#444'>{high}</text>",
             f"<text x='{left + 172:.0f}' y='{top + 11:.0f}' fill='#444'>{escape(what)}</text>",
         ]
-
-    def _repr_svg_(self) -> str:
-        return self.svg()

@@ -23,6 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from html import escape
 
+from charts.picture import Picture
+
 __all__ = ["Row", "Timeline", "stream_timeline"]
 
 NEWLINE = "⏎"
@@ -67,8 +69,8 @@ def _describe(event) -> str:
     return kind
 
 
-@dataclass(frozen=True)
-class Timeline:
+@dataclass(frozen=True, repr=False)  # repr is the text form (Picture)
+class Timeline(Picture):
     """The rows of one streamed reply, drawn as a table (text) or a picture (SVG)."""
 
     title: str
@@ -86,10 +88,7 @@ class Timeline:
             )
         return "\n".join(line.rstrip() for line in lines)
 
-    def __repr__(self) -> str:
-        return self.text()
-
-    def _repr_svg_(self) -> str:
+    def svg(self) -> str:
         row_height, char = 16, 6.7  # px per row; px per character of 11px monospace
         columns = [  # (x, heading, width in characters)
             (8, "#", 4),
