@@ -261,20 +261,40 @@ def _response_target(dest: Path, record: dict) -> Path:
     return dest / relative
 
 
+def _land(target: Path, record: dict, kind: str, produce) -> Outcome:
+    """produce() the file's bytes, check them against record and write them to target; what happened.
+
+    produce raises _Failed (a download or a reading that went wrong); then,
+    as for a check that fails, nothing stays at target: a file with another
+    hash is no corpus file either.
+    """
+    try:
+        data = produce()
+        _verify(data, record)
+        _write_atomically(target, data)
+    except _Failed as failure:
+        target.unlink(missing_ok=True)
+        return Outcome(record["name"], kind, "failed", str(failure))
+    except OSError as error:
+        return Outcome(record["name"], kind, "failed", f"cannot write: {error}")
+    return Outcome(record["name"], kind, "fetched")
+
+
 def _fetch_template(dest: Path, record: dict, base_url: str, timeout: float) -> Outcome:
     target = dest / "templates" / f"{_safe_name(record['name'])}.jinja"
     if _present(target, record):
         return Outcome(record["name"], "template", "present")
+    return _land(target, record, "template",
+                 lambda: _download(raw_url(base_url, record), limit=record["bytes"], timeout=timeout))
+
+
+def _literal_json(source: bytes, variable: str) -> bytes:
+    """The stored bytes of the response template a source file assigns to variable."""
     try:
-        data = _download(raw_url(base_url, record), limit=record["bytes"], timeout=timeout)
-        _verify(data, record)
-        _write_atomically(target, data)
-    except _Failed as failure:
-        target.unlink(missing_ok=True)  # a file with another hash is no corpus template either
-        return Outcome(record["name"], "template", "failed", str(failure))
-    except OSError as error:
-        return Outcome(record["name"], "template", "failed", f"cannot write: {error}")
-    return Outcome(record["name"], "template", "fetched")
+        value = literal_assigned(source, variable)
+    except (SyntaxError, ValueError, LookupError, TypeError) as error:
+        raise _Failed(f"{variable} not readable as a literal: {type(error).__name__}") from None
+    return response_template_json(value)
 
 
 def _fetch_responses(dest: Path, records: list[dict], base_url: str, timeout: float) -> list[Outcome]:
@@ -291,26 +311,17 @@ def _fetch_responses(dest: Path, records: list[dict], base_url: str, timeout: fl
     try:
         source = _download(raw_url(base_url, records[0]), limit=MAX_SOURCE_BYTES, timeout=timeout)
     except _Failed as failure:
-        for record, target in missing:
-            target.unlink(missing_ok=True)
-            outcomes.append(Outcome(record["name"], "response template", "failed", str(failure)))
-        return outcomes
+        source_failure = failure
+    else:
+        source_failure = None
+
+    def produce(record: dict) -> bytes:
+        if source_failure is not None:  # every template of the file fails with its download
+            raise source_failure
+        return _literal_json(source, record["variable"])
+
     for record, target in missing:
-        try:
-            try:
-                value = literal_assigned(source, record["variable"])
-            except (SyntaxError, ValueError, LookupError, TypeError) as error:
-                raise _Failed(f"{record['variable']} not readable as a literal: {type(error).__name__}") from None
-            data = response_template_json(value)
-            _verify(data, record)
-            _write_atomically(target, data)
-        except _Failed as failure:
-            target.unlink(missing_ok=True)
-            outcomes.append(Outcome(record["name"], "response template", "failed", str(failure)))
-        except OSError as error:
-            outcomes.append(Outcome(record["name"], "response template", "failed", f"cannot write: {error}"))
-        else:
-            outcomes.append(Outcome(record["name"], "response template", "fetched"))
+        outcomes.append(_land(target, record, "response template", lambda: produce(record)))
     return outcomes
 
 
