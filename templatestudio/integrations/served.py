@@ -52,8 +52,10 @@ from dataclasses import dataclass
 
 from templatestudio.argument_deltas import ArgumentStream
 from templatestudio.calls import NoToolCallFormat, UnparsedToolCall
+from templatestudio.detect import detect_format
 from templatestudio.formats import Format, get_format
 from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
+from templatestudio.probe import TemplateProbeError, probe_template
 from templatestudio.probe_call import CallShape
 from templatestudio.reader import read_tool_calls
 from templatestudio.stream import ToolCallStream
@@ -63,6 +65,7 @@ __all__ = [
     "DELTAS_VARIABLE",
     "STRICT_VARIABLE",
     "DetectedFormat",
+    "TemplateView",
     "LeakedToolCall",
     "ReplyStream",
     "detect_served_format",
@@ -170,10 +173,9 @@ _detected: dict[tuple[str, str], DetectedFormat] = {}
 
 def detect_served_format(tokenizer) -> DetectedFormat:
     """The format the tokenizer's chat template writes; the one place the plugin calls the detector."""
-    from templatestudio.detect import detect_format
-    from templatestudio.probe import TemplateProbeError, probe_template
-
     name = str(getattr(tokenizer, "name_or_path", "") or type(tokenizer).__name__)
+    if isinstance(tokenizer, TemplateView):
+        name = f"{name} (rendered with {tokenizer.where})"
     template = getattr(tokenizer, "chat_template", None)
     key = (name, template if isinstance(template, str) else repr(template))
     if key in _detected:
@@ -206,15 +208,16 @@ def detect_served_format(tokenizer) -> DetectedFormat:
 
 
 class TemplateView:
-    """A tokenizer seen with another chat template: a request's own ``chat_template``.
+    """A tokenizer seen with another chat template: a request's own, or the server's override.
 
     Everything but the template (name, special tokens, response template) is
     the tokenizer's; ``detect_served_format`` then probes this template, and
     caches the answer by (name, template) as it does for the tokenizer's own.
+    where says which template it is, for the start-up line.
     """
 
-    def __init__(self, tokenizer, template: str) -> None:
-        self._tokenizer, self.chat_template = tokenizer, template
+    def __init__(self, tokenizer, template: str, *, where: str = "the request's chat_template") -> None:
+        self._tokenizer, self.chat_template, self.where = tokenizer, template, where
 
     def get_chat_template(self, tools=None) -> str:
         return self.chat_template

@@ -52,14 +52,14 @@ vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
   or with ``VLLM_ENFORCE_STRICT_TOOL_CALLING=0``, vLLM constrains
   "required" and named choices to its own JSON and reads them itself.
 
-- The template served: a request that sends its own ``chat_template``
-  (vLLM takes it with ``--trust-request-chat-template``) is read in the
-  format that template writes, probed once per template; one that writes no
-  format we read gets its reply back as content, with a warning.
-
-Not handled: a ``--chat-template`` override on the server's command line:
-vLLM 0.32 hands a tool parser the tokenizer and the request, and the
-override is neither; name the format instead (``templatestudio-NAME``).
+- The template served: the server's ``--chat-template`` override when it
+  has one (``vllm_template``: vLLM hands a parser neither it nor the
+  serving layer, so the plugin reads it from the command line or
+  ``TEMPLATESTUDIO_CHAT_TEMPLATE``), else the tokenizer's. A request that
+  sends its own ``chat_template`` (vLLM takes it with
+  ``--trust-request-chat-template``) is read in the format that template
+  writes, probed once per template; one that writes no format we read gets
+  its reply back as content, with a warning.
 """
 
 from __future__ import annotations
@@ -108,6 +108,7 @@ from templatestudio.integrations.served import (  # noqa: E402
     strict_from_environment,
 )
 from templatestudio.integrations.served_grammar import request_grammar  # noqa: E402
+from templatestudio.integrations.vllm_template import served_tokenizer  # noqa: E402
 
 __all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser", "named_parser", "parser_names"]
 
@@ -145,7 +146,9 @@ class TemplateStudioToolParser(ToolParser):
         super().__init__(tokenizer, tools)
         self.strict = strict_from_environment()
         self.deltas = deltas_from_environment()
-        self._serve(self.detect(tokenizer))
+        # The template the server renders with: its --chat-template override, else the tokenizer's.
+        self.served = served_tokenizer(tokenizer)
+        self._serve(self.detect(self.served))
         # A request whose own chat_template writes no format we read: its text passes through.
         self.unreadable: str | None = None
         # The request _follow last looked at: a stream asks once per delta, the template is read once.
@@ -176,7 +179,7 @@ class TemplateStudioToolParser(ToolParser):
         if self.named_format is not None or not template or self.unreadable is not None:
             return
         try:
-            detected = request_served_format(self.model_tokenizer, template, self.detected)
+            detected = request_served_format(self.served, template, self.detected)
         except NoToolCallFormat as error:
             self.unreadable = str(error)
             logger.warning("templatestudio: the request's chat_template: %s; its reply passes through as "

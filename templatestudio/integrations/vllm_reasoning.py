@@ -35,10 +35,14 @@ How vLLM 0.32 drives it (``vllm.parser.abstract_parser.DelegatingParser``):
   reasoning; a prompt ending in ``<think></think>`` (thinking switched off)
   skips the reasoning step.
 
+The template probed and rendered is the one the server renders with: its
+``--chat-template`` override when it has one (``vllm_template``), else the
+tokenizer's.
+
 Not handled: structured output that should start before any reasoning in
 a reply that writes none (xgrammar waits for an end the reply never
-writes); a ``--chat-template`` override (the tokenizer's template is the
-one rendered and probed).
+writes); a request's own ``chat_template`` (the reasoning rule stays the
+served template's).
 """
 
 from __future__ import annotations
@@ -50,6 +54,7 @@ from vllm.reasoning import ReasoningParser, ReasoningParserManager
 
 from templatestudio.integrations.served import detect_served_format, logger, request_tools
 from templatestudio.integrations.vllm import named_parser, parser_names
+from templatestudio.integrations.vllm_template import served_tokenizer
 from templatestudio.integrations.served_reasoning import (
     ReasoningSplit,
     closes_reasoning,
@@ -75,7 +80,9 @@ class TemplateStudioReasoningParser(ReasoningParser):
 
     def __init__(self, tokenizer, *args, chat_template_kwargs: dict | None = None, **kwargs) -> None:
         super().__init__(tokenizer, *args, **kwargs)
-        self.format = self.detect(tokenizer).format
+        # The template the server renders with: its --chat-template override, else the tokenizer's.
+        self.served = served_tokenizer(tokenizer)
+        self.format = self.detect(self.served).format
         self.variables = dict(chat_template_kwargs or {})
         self._opened: tuple[str, str] | None = None
         self._prompt_seen = False
@@ -121,7 +128,7 @@ class TemplateStudioReasoningParser(ReasoningParser):
         variables = {**self.variables, **(getattr(request, "chat_template_kwargs", None) or {})}
         try:
             prompt = rendered_prompt(
-                as_template(self.model_tokenizer), _messages(request), tools=request_tools(request),
+                as_template(self.served), _messages(request), tools=request_tools(request),
                 add_generation_prompt=getattr(request, "add_generation_prompt", True), variables=variables,
             )
         except Exception as error:  # noqa: BLE001 - any template error: read the reply as if nothing opened

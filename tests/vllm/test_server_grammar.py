@@ -15,7 +15,8 @@ from server import report
 
 
 @pytest.fixture(scope="module")
-def answers(tmp_path_factory, pytestconfig):
+def served(tmp_path_factory, pytestconfig):
+    """The answers of every request, and the server's log."""
     folder = tmp_path_factory.mktemp("untrained")
     model_dir = strict_calls.save_untrained(folder / "model")
     server = strict_calls.server_for(model_dir, folder / "server.log").start()
@@ -26,7 +27,12 @@ def answers(tmp_path_factory, pytestconfig):
         server.stop()
     for line in strict_calls.figures(answered):
         report(pytestconfig, line)
-    return answered
+    return answered, server.log()
+
+
+@pytest.fixture(scope="module")
+def answers(served):
+    return served[0]
 
 
 def test_enough_requests_across_enough_formats_streaming_and_not(answers):
@@ -78,3 +84,17 @@ def test_the_answers_notebook_22_shows_hold_what_it_says():
         answer = strict_calls.Answer("", "plain", True, tagged["request"], choices=[tagged["tool_calls"]])
         assert answer.valid(strict_calls.tools_for(tagged["request"])) and tagged["valid"]
         assert not bare["valid"] and not bare["tool_calls"]
+
+
+def test_the_servers_chat_template_override_is_the_template_probed_and_tagged(served):
+    # The tokenizer's own template writes hermes; the server renders with --chat-template (a template
+    # writing glm-xml). Requests that send no template must be tagged and read in glm-xml: the
+    # start-up line says which template was probed, and the calls it let through are valid.
+    answers, log = served
+    lines = [line for line in log.splitlines() if "(rendered with the server's --chat-template" in line]
+    assert lines and all(f"writes tool calls in the {strict_calls.OVERRIDE} format" in line for line in lines), lines
+    mine = [answer for answer in answers if answer.format == strict_calls.SERVED_LABEL]
+    assert mine and {answer.way for answer in mine} == {"plain", "stream"}
+    failed = [(a.way, a.number, a.error, a.choices, a.content)
+              for a in mine if not a.valid(strict_calls.tools_for(a.number))]
+    assert not failed, failed
