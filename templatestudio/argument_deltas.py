@@ -35,7 +35,9 @@ The rule for a call that proves different after deltas went out:
   the reader read, which gets the next index. Nothing the model wrote is
   lost; a client that sees unparsable arguments sees a call that was not.
 
-Only plain names (word characters and ``.-:/@``) are followed; a call
+Only plain names (word characters and ``.-:/@``) are followed, with the
+id a declaration allows after the name (``NameBetween.id_open``: Mistral's
+``NAME[CALL_ID]ID[ARGS]``), which every piece of the call carries; a call
 with any other name goes out whole at its close.
 
 Which formats: those whose calls are one per region, a name then a JSON
@@ -77,13 +79,16 @@ class ArgumentsDelta:
 
     The pieces of one call concatenate to ``json.dumps(arguments,
     ensure_ascii=False)`` of the call the reader reads; ``final`` marks the
-    last, which comes just before that call's ``ToolCallEvent``.
+    last, which comes just before that call's ``ToolCallEvent``. id: the
+    id the model wrote before the arguments (Mistral's ``[CALL_ID]``), on
+    every piece of the call, None when it wrote none.
     """
 
     index: int
     name: str
     text: str
     final: bool = False
+    id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -154,6 +159,9 @@ class CallPreview:
             raise ValueError(f"no argument deltas for this shape: {why}")
         self.shape = shape
         self.name: str | None = None
+        self.call_id: str | None = None  # written between the name and its close (NameBetween.id_open)
+        # The name (and an id the declaration allows after it) up to its close, matched after name.open.
+        self._named = re.compile(shape.name.inner()) if isinstance(shape.name, NameBetween) else None
         self.stopped: str | None = None
         self._done = False  # the arguments' value is complete
         self._pieces: list[str] = []  # the arguments' canonical text so far, in the pieces it came in
@@ -232,13 +240,14 @@ class CallPreview:
             if len(text) - at > _LONGEST_NAME or not close:
                 self.stopped = "no end of the name in sight"
             return None
-        name = text[at:end]
-        if not _PLAIN_NAME.fullmatch(name) or not re.fullmatch(f"(?:{self.shape.name.chars})+", name):
-            # Only plain names are followed: a format module may read more between the name and the
-            # arguments than its declaration says (Mistral's [CALL_ID]); such calls go out whole.
-            self.stopped = f"{name!r} is not a plain name of this format"
+        written = self._named.fullmatch(text, at, end)
+        name = written.group(1) if written is not None else text[at:end]
+        if written is None or not _PLAIN_NAME.fullmatch(name):
+            # Only plain names are followed (and the declared id after them); anything else between
+            # the name and the arguments goes out whole, as the reader reads it.
+            self.stopped = f"{text[at:end]!r} is not a plain name of this format"
             return None
-        self.name = name
+        self.name, self.call_id = name, written.group(2) or None
         self._steps.pop(0)
         return end
 
@@ -389,7 +398,7 @@ class ArgumentStream:
         piece = preview.take()
         if piece or first:
             self._sent.append(piece)
-            out.append(ArgumentsDelta(self._slot, preview.name, piece))
+            out.append(ArgumentsDelta(self._slot, preview.name, piece, id=preview.call_id))
 
     def _settle(self, events: list[Event], out: list) -> list[Event]:
         """The previewed call's region ended: its first event that is not layout says how."""
@@ -405,13 +414,17 @@ class ArgumentStream:
         event = events[position] if position < len(events) else None
         if isinstance(event, ToolCallEvent):
             final = json.dumps(event.call.arguments, ensure_ascii=False)
-            if event.call.name == preview.name and final.startswith(sent) and len(final) > len(sent):
-                out.append(ArgumentsDelta(slot, preview.name, final[len(sent):], final=True))
+            if event.call.name == preview.name and event.id == preview.call_id and final.startswith(sent) \
+                    and len(final) > len(sent):
+                out.append(ArgumentsDelta(slot, preview.name, final[len(sent):], final=True, id=preview.call_id))
                 out.append(event)
                 return events[position + 1:]
-            why = (f"its arguments were given out as {_short(sent)} and read as {_short(final)}"
-                   if event.call.name == preview.name else
-                   f"its name was given out as {preview.name!r} and read as {event.call.name!r}")
+            if event.call.name != preview.name:
+                why = f"its name was given out as {preview.name!r} and read as {event.call.name!r}"
+            elif event.id != preview.call_id:
+                why = f"its id was given out as {preview.call_id!r} and read as {event.id!r}"
+            else:
+                why = f"its arguments were given out as {_short(sent)} and read as {_short(final)}"
         elif isinstance(event, CutToolCall):
             why = "the reply ended inside it"
         else:

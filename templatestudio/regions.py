@@ -239,6 +239,8 @@ def cut_name(fmt: Format, raw: str) -> str | None:
         start = first + len(opening)
         end = raw.find(close, start)
         name = raw[start:end] if end != -1 else ""
+        if isinstance(part, NameBetween) and part.id_open:  # the id the declaration allows after the name
+            name = name.partition(part.id_open)[0]
         return name if name and re.fullmatch(f"{chars}+", name) else None
     if isinstance(part, NameKey):
         found = re.compile(r'\{[ \t\n\r]*"' + re.escape(part.key) + r'"[ \t\n\r]*:[ \t\n\r]*"').search(raw)

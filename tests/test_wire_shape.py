@@ -20,7 +20,7 @@ import ast
 import importlib
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from oracle import same_json
@@ -249,3 +249,39 @@ def test_describe_names_the_hand_written_parts():
     text = FORMATS["harmony"].wire.describe()
     assert "hand-written: the recipient" in text and "<|call|>" in text
     assert FORMATS["hermes"].wire.describe().startswith("markers ['<tool_call>'], closers ['</tool_call>']")
+
+
+# --- ids: written where the declaration puts one, read back -----------------------------------------
+
+IDS = st.from_regex(r"[A-Za-z0-9]{1,12}", fullmatch=True)
+
+
+def _id_place(wire) -> str | None:
+    """Where the declaration writes a call's id: "always" (a CallId), "optional" (after the name or under a key)."""
+    key = getattr(wire.arguments, "id_key", None)
+    if wire.call_id is not None or key in dict(getattr(wire.arguments, "written_extras", ())):
+        return "always"  # a CallId, or a placeholder id the writer writes when given none (Command R7B's "0")
+    if getattr(wire.name, "id_open", "") or getattr(wire.arguments, "id_key", None):
+        return "optional"
+    return None
+
+
+WITH_IDS = [name for name in DECLARED if FORMATS[name].wire.writes and _id_place(FORMATS[name].wire)]
+
+
+@pytest.mark.parametrize("name", WITH_IDS)
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls=CALLS, data=st.data())
+def test_ids_written_where_the_declaration_puts_them_are_read_back(name, calls, data):
+    fmt = FORMATS[name]
+    assume(not any(fmt.limits_for(call.arguments) for call in calls))
+    one = IDS if _id_place(fmt.wire) == "always" else st.none() | IDS
+    ids = data.draw(st.lists(one, min_size=len(calls), max_size=len(calls)))
+    text = fmt.wire.write_calls(calls, ids)
+    read = [event for event in read_events(text, fmt) if isinstance(event, ToolCallEvent)]
+    assert [(event.call.name, event.id) for event in read] == list(zip([call.name for call in calls], ids)), text
+
+
+def test_the_optional_id_after_the_name_is_declared_where_a_module_reads_one():
+    # Mistral's module reads NAME[CALL_ID]ID[ARGS]; its declaration says so (NameBetween.id_open).
+    assert "mistral" in WITH_IDS and FORMATS["mistral"].wire.name.id_open == "[CALL_ID]"

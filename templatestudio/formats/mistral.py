@@ -29,7 +29,6 @@ the other pair's closer.
 from __future__ import annotations
 
 import json
-import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
@@ -40,13 +39,14 @@ from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.resumable_match import chars, either, sequence
 from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
 
-# The writer's shape (NAME[ARGS], one token per call). The opener and reader
-# are the module's own: after the token Mistral writes either this or a JSON
-# list of call objects (older models), with an optional [CALL_ID] in the
-# name's place (Magistral).
+# The writer's shape: one token per call, NAME[ARGS]{...}, with NAME[CALL_ID]ID[ARGS]
+# when the call has an id (Magistral). The opener and region reader are the module's own
+# because after the token older models write a JSON list of call objects instead (or one
+# bare object), which one declaration of a call cannot also say; the NAME[...] shape they
+# read is this declaration's (WIRE.name.pattern()).
 WIRE = WireShape(
     call=Call("[TOOL_CALLS]"),
-    name=NameBetween("", "[ARGS]"),
+    name=NameBetween("", "[ARGS]", chars=r"[A-Za-z0-9_.\-]", id_open="[CALL_ID]"),
     arguments=JsonObject(string_ok=True),
     separator="",
     # Magistral 2506 (tokenizer v11) writes its block as plain-text <think> tags.
@@ -54,9 +54,9 @@ WIRE = WireShape(
     stop_tokens=("</s>",),
 )
 
-MARKER, ARGS, CALL_ID = WIRE.call.open, WIRE.name.close, "[CALL_ID]"
+MARKER, ARGS, CALL_ID = WIRE.call.open, WIRE.name.close, WIRE.name.id_open
 THINK, END_THINK = WIRE.reasoning_pair
-_NAMED = re.compile(r"([A-Za-z0-9_.\-]+)(?:\[CALL_ID\]([A-Za-z0-9]+))?\[ARGS\]")
+_NAMED = WIRE.name.pattern()
 _ID = {"id": lambda value: isinstance(value, str) and value.isascii() and value.isalnum()}
 
 RESPONSE_TEMPLATE = {

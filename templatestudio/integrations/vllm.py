@@ -303,7 +303,7 @@ class TemplateStudioToolParser(ToolParser):
             self.streamed_args_for_tool.append("")
             self.current_tool_id = delta.index
             name = DeltaFunctionCall(name=delta.name).model_dump(exclude_none=True)
-            out.append(DeltaToolCall(index=delta.index, type="function", id=self.call_id(), function=name))
+            out.append(DeltaToolCall(index=delta.index, type="function", id=self.call_id(delta.id), function=name))
         if delta.text:
             arguments = DeltaFunctionCall(arguments=delta.text).model_dump(exclude_none=True)
             out.append(DeltaToolCall(index=delta.index, function=arguments))

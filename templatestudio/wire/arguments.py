@@ -12,6 +12,7 @@ JSON or as Python's ``str()`` (non-strings).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -44,6 +45,10 @@ class NameBetween:
     index: what the writer writes between the name and close (Kimi's
     call number ``:0``; readers take any number there). chars: a regex
     class of the characters a name may hold (the opening pattern's).
+    id_open: when set, a call id may stand between the name (and index)
+    and close, after this literal: Mistral's ``NAME[CALL_ID]ID[ARGS]``.
+    It is optional (Mistral writes calls with and without one), letters
+    and digits (``ID_CHARS``); the writer writes it when given an id.
     """
 
     open: str
@@ -51,6 +56,23 @@ class NameBetween:
     head: str = ""
     index: str = ""
     chars: str = r"[^<>\n]"
+    id_open: str = ""
+
+    def inner(self) -> str:
+        """The regex of what stands between open and close: the name (group 1), a call number, the id (group 2)."""
+        index = re.escape(self.index.rstrip("0123456789")) + "[0-9]+" if self.index else ""  # ASCII digits only
+        if not self.id_open:
+            return "(" + self.chars + "+)" + index + "()"
+        # Lazily: the name ends where the optional id (or close) can begin.
+        return "(" + self.chars + "+?)" + index + f"(?:{re.escape(self.id_open)}({ID_CHARS}+))?"
+
+    def pattern(self) -> re.Pattern:
+        """open, ``inner()`` and close."""
+        return re.compile(re.escape(self.open) + self.inner() + re.escape(self.close))
+
+
+ID_CHARS = "[A-Za-z0-9]"
+"""The characters of an id written after ``NameBetween.id_open``."""
 
 
 @dataclass(frozen=True)

@@ -270,7 +270,8 @@ class WireShape:
         ident = ""
         if self.call_id is not None and self.call_id.after_name:
             ident = (call_id or self.call_id.written) + self.call_id.close
-        return f"{name.open}{call.name}{name.index}{name.close}{ident}{name.head}{arguments}"
+        written_id = name.id_open + call_id if name.id_open and call_id is not None else ""
+        return f"{name.open}{call.name}{name.index}{written_id}{name.close}{ident}{name.head}{arguments}"
 
     def write_call(self, call: ParsedToolCall, call_id: str | None = None) -> str:
         """One call as the format writes it, inside its section when it has one (call_id: see write_calls)."""

@@ -248,9 +248,8 @@ def _read_invoke_section(region: str, found, *, open_literal: str, name: Invoke,
 def _named_call_reader(wire: WireShape):
     """The reader of one call's body in a section: the name up to its closing literal, a JSON object, the closer."""
     name, close = wire.name, wire.call.close
-    # A call's number after the name (Kimi's ":0"): any number is read there.
-    index = re.escape(name.index.rstrip("0123456789")) + "[0-9]+" if name.index else ""  # ASCII digits only
-    pattern = re.compile(re.escape(name.open) + "(" + name.chars + "+)" + index + re.escape(name.close))
+    # A call's number after the name (Kimi's ":0"): any number is read there; an id where declared.
+    pattern = name.pattern()
 
     def read_call(region: str, index: int, found) -> tuple[ParsedToolCall, str | None, int]:
         call_id = None
@@ -262,6 +261,7 @@ def _named_call_reader(wire: WireShape):
         named = pattern.match(region, index)
         if named is None:
             raise CallSyntaxError(f"expected {name.open}NAME{name.close} at offset {index}")
+        call_id = named.group(2) or call_id
         arguments, position = json_object_at(region, named.end(), named.group(1), found)
         if not isinstance(arguments, dict):
             raise CallSyntaxError(f"the arguments of {named.group(1)!r} must be a JSON object")

@@ -229,7 +229,7 @@ def figures(answers: list[Answer]) -> list[str]:
                      f"{f'{bare_ok:>3} of {len(bare):<4}' if bare else '-':>10} "
                      f"{statistics.mean(a.seconds for a in tagged):>10.2f} "
                      f"{statistics.median(per_token) if per_token else float('nan'):>9.1f} "
-                     f"{statistics.median(bare_per_token) if bare_per_token else float('nan'):>16.1f}")
+                     f"{f'{statistics.median(bare_per_token):.1f}' if bare_per_token else '-':>16}")
     tagged = [a for a in answers if a.tagged]
     lines.append(f"with the tag: {sum(a.valid(tools_for(a.number)) for a in tagged)} of {len(tagged)} requests "
                  f"({sum(len(a.choices) for a in tagged)} answers, {CONCURRENT} at a time) hold valid native calls; "
