@@ -109,6 +109,7 @@ class Machine(CallSteps, StartSteps):
         self._buffer = ""
         self._at = 0  # index in _buffer of the first character not yet settled
         self._base = 0  # reply offset of _buffer[0]
+        self._before = ""  # the reply's character before _buffer[0] ("" at its start): a line start?
         self._mode = REASON if self._blocks.opened else START
         self._opening: Opening | None = None  # the decision at a literal, in DECIDE
         # (reply offset, the reply start's Opening that found its literal prose): see Opening's after.
@@ -143,6 +144,8 @@ class Machine(CallSteps, StartSteps):
                 if at == len(self._buffer):
                     if self._first_chars.search(text) is None:
                         # Prose with nothing held: no literal can start in it, so all of it is text.
+                        if at:
+                            self._before = self._buffer[at - 1]
                         self._base += at
                         self._buffer, self._at = text, len(text)
                         self._examined += len(text)
@@ -154,11 +157,14 @@ class Machine(CallSteps, StartSteps):
                         # The held start of a literal grew and is still only a start
                         # of one (``<tool_c``, ``[TOOL``): it is held on, as _text
                         # would hold it, whatever literal it already contains.
+                        if at:
+                            self._before = self._buffer[at - 1]
                         self._base += at
                         self._buffer, self._at = held, 0
                         self._examined += len(text)
                         return []
             if self._at:  # nothing is held but a partial literal: drop what is settled
+                self._before = self._buffer[self._at - 1]
                 self._base += self._at
                 self._buffer, self._at = self._buffer[self._at :], 0
         # Appended through a local name that holds the only reference, so
@@ -342,7 +348,8 @@ class Machine(CallSteps, StartSteps):
         commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
         start, self._start_prose = self._start_prose, None
         after = start[1] if start is not None and start[0] == self._base + begin else None
-        self._opening = Opening(pairs, begin, False, commit, first_look, self.format, after)
+        line_start = (buffer[begin - 1] if begin else self._before) == "\n"
+        self._opening = Opening(pairs, begin, False, commit, first_look, self.format, after, line_start)
         self._mode = DECIDE
         return True
 

@@ -60,10 +60,10 @@ class Candidate:
         self.fed = len(buffer)
         return scan.examined - before
 
-    @property
-    def cut_short(self) -> bool:
-        """Whether the text ended while this opening was still possible, far enough in to count."""
-        return self.verdict == MORE and self.fed - self.anchor >= self.opener.cut_length
+    def cut_short(self, line_start: bool) -> bool:
+        """Whether the text ended while this opening was still possible, far enough in to count
+        (``Opener.cut_at_line`` where it stands at a line start)."""
+        return self.verdict == MORE and self.fed - self.anchor >= self.opener.cut_length_at(line_start)
 
     def committed(self, buffer: str) -> bool:
         """Whether this still-possible opening of buffer came as far as its opener's ``cut_from``: a cut call."""
@@ -83,16 +83,18 @@ class Opening:
     (own's verdict on its own literal decides). ``trying`` is the
     candidate whose automaton waits for more text, ``undecided`` those
     still possible when the text ended. ``from_start``: the literal
-    stands at the start of the reply (a start-only opener's place).
+    stands at the start of the reply (a start-only opener's place);
+    ``line_start``: right after a line break (``Opener.cut_at_line``).
     """
 
-    __slots__ = ("pairs", "anchor", "from_start", "commit", "first_look", "own", "next", "trying", "undecided",
-                 "chosen", "settled")
+    __slots__ = ("pairs", "anchor", "from_start", "line_start", "commit", "first_look", "own", "next", "trying",
+                 "undecided", "chosen", "settled")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
                  first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None,
-                 after: Opening | None = None) -> None:
+                 after: Opening | None = None, line_start: bool = False) -> None:
         self.pairs = pairs
+        self.line_start = line_start
         # after: the reply start's Opening at this same literal, which found it prose. It tried
         # every opener of its pairs on the same text: each one failed, or is among its undecided
         # (none cut short, or it had not said prose). Those openers are not tried again here
@@ -175,7 +177,7 @@ class Opening:
                     return Decision.CUT, work
             self.trying = None
             self.next += 1
-        cut = next((candidate for candidate in self.undecided if candidate.cut_short), None)
+        cut = next((candidate for candidate in self.undecided if candidate.cut_short(self.line_start)), None)
         if cut is not None and cut.format is not self.own:
             mine = next((item for item in self.undecided if item.format is self.own), None)
             if mine is not None:

@@ -31,14 +31,14 @@ from templatestudio.wire.shape import NEVER, Call, JsonObject, NameBetween, Wire
 
 # Openers, reader, writer and closers are derived from this declaration.
 WIRE = WireShape(
-    # As qwen-xml's bare tag: a reply ending inside the tag, or just after it, is prose
-    # (cut_after: never). Prose does end on it: vLLM's own qwen3_coder test docstring
-    # ends on "<function=...>" (tests/vllm, the peer cases). A reply that starts with
-    # it and is cut inside the tag or after a name is caught by qwen-xml's start-of-reply
-    # opener, which every reader guards; one cut after the JSON body began
-    # ("<function=f>{") was cut in a call anywhere (cut_in_body). Left as prose: a
-    # reply cut in the tag after prose (tests/known_failures.txt).
-    call=Call("<function=", "</function>", cut_after=NEVER, cut_in_body=True),
+    # Mid-line, a reply ending inside the tag or just after it is prose (cut_after: never):
+    # prose does end on it (vLLM's own qwen3_coder test docstring ends on "...start
+    # directly with <function=...>", one of the peer cases). At a line start it is a call
+    # cut short (cut_at_line), as functionary writes its calls on lines of their own. A
+    # reply that starts with it is caught by qwen-xml's start-of-reply opener, which every
+    # reader guards; one cut after the JSON body began ("<function=f>{") was cut in a call
+    # anywhere (cut_in_body).
+    call=Call("<function=", "</function>", cut_after=NEVER, cut_in_body=True, cut_at_line=len("<function=")),
     # No quote in the tag, so the extent's string tracking starts at the JSON.
     name=NameBetween("", ">", chars=r'[^<>\n"]'),
     arguments=JsonObject(),

@@ -99,7 +99,11 @@ class Opener:
     end; start_only: the call can only open a reply (after whitespace);
     cut_after: how many characters of a still-possible opening make a reply
     that ends there a call cut short rather than prose (default: the
-    literal's length). cut_from: or a pattern that a still-possible opening
+    literal's length). cut_at_line: cut_after for an opening that stands
+    at a line start (right after a line break; None: as cut_after), for a
+    literal prose names mid-line and ends a reply on (functionary's
+    ``<function=``: mid-line never a cut, after a line break one).
+    cut_from: or a pattern that a still-possible opening
     has matched from its literal on, for a part whose length varies
     (functionary's ``<function=NAME>{``: the name closed and the body begun).
     """
@@ -110,6 +114,7 @@ class Opener:
     start_only: bool = False
     cut_after: int | None = None
     cut_from: Pattern | None = None
+    cut_at_line: int | None = None
     automaton: Automaton = field(init=False, repr=False, compare=False)
     compiled: regex.Pattern = field(init=False, repr=False, compare=False)
     cut_compiled: regex.Pattern | None = field(init=False, repr=False, compare=False)
@@ -125,6 +130,10 @@ class Opener:
     @property
     def cut_length(self) -> int:
         return len(self.literal) if self.cut_after is None else self.cut_after
+
+    def cut_length_at(self, line_start: bool) -> int:
+        """cut_length, or cut_at_line for an opening that stands at a line start."""
+        return self.cut_at_line if line_start and self.cut_at_line is not None else self.cut_length
 
 
 def opener_pattern(literal_text: str, *rest: Pattern) -> Pattern:

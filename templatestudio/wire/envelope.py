@@ -101,6 +101,7 @@ class Call:
     marker: str | None = None
     refused: tuple[tuple[str, str], ...] = ()
     cut_after: int | None = None  # as ``Opener.cut_after``, for the derived opener
+    cut_at_line: int | None = None  # as ``Opener.cut_at_line``: the same, for an opening at a line start
     # A reply that ends once the name has closed and the JSON body has begun was cut in a call,
     # whatever cut_after says (``Opener.cut_from``; a closed name's shapes only).
     cut_in_body: bool = False

@@ -157,7 +157,8 @@ def openers(wire: WireShape) -> tuple[Opener, ...]:
     if call.cut_in_body and found != "named json":
         raise ShapeError("cut_in_body needs a name between literals and a JSON body")
     cut_from = tagged_json.named_body_start(call.open, name.open, name.chars, name.close) if call.cut_in_body else None
-    opener = Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from)
+    opener = Opener(call.marker or call.open, pattern, extent, cut_after=call.cut_after, cut_from=cut_from,
+                    cut_at_line=call.cut_at_line)
     return (opener, *_framing_openers(wire))
 
 
