@@ -17,6 +17,14 @@ what it may not do. Formats whose calls open on plain text (``{``, ``[``,
 a bare word: ``guards.opens_on_plain_text``) are not held to it, since
 their marker alone commits to nothing; their near misses stand for them.
 Formats without a declared wire have no pieces and get only the cuts.
+
+The reasoning block's own literals are not pieces of a call: a call
+literal that also stands in them (Apriel's list bracket in its
+``[BEGIN FINAL RESPONSE]``, Inkling's ``<|end_message|>`` that closes the
+block and the call's message alike) is changed only where the call writes
+it. A damaged reasoning closer is another malformation with its own rule
+(everything after it is reasoning, a call included; never content), held by
+``test_a_damaged_reasoning_closer_leaves_the_call_in_the_reasoning``.
 """
 
 from __future__ import annotations
@@ -72,9 +80,21 @@ def pieces(fmt: Format) -> list[str]:
     return sorted(dict.fromkeys(found), key=len, reverse=True)
 
 
-def _spans(text: str, literals: list[str]) -> list[tuple[int, int]]:
-    """Non-overlapping occurrences of the literals in text, longest literal first, in text order."""
-    taken: list[tuple[int, int]] = []
+def reasoning_spans(text: str, fmt: Format) -> list[tuple[int, int]]:
+    """Where the reasoning blocks' own opener and closer stand in text (each pair's first block)."""
+    found = []
+    for opener, closer in fmt.reasoning_pairs:
+        start = text.find(opener)
+        end = text.find(closer, start + len(opener)) if start != -1 else -1
+        if end != -1:
+            found += [(start, start + len(opener)), (end, end + len(closer))]
+    return found
+
+
+def _spans(text: str, literals: list[str], protected: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """Non-overlapping occurrences of the literals in text, longest literal first, in text order,
+    none inside a protected span (the reasoning block's literals)."""
+    taken: list[tuple[int, int]] = list(protected)
     for literal in literals:
         start = text.find(literal)
         while start != -1:
@@ -82,7 +102,7 @@ def _spans(text: str, literals: list[str]) -> list[tuple[int, int]]:
             if all(end <= a or start >= b for a, b in taken):
                 taken.append((start, end))
             start = text.find(literal, start + 1)
-    return sorted(taken)
+    return sorted(span for span in taken if span not in protected)
 
 
 def bases(fmt: Format) -> list[str]:
@@ -121,7 +141,7 @@ def variants(fmt: Format) -> Iterator[Variant]:
     literals = pieces(fmt)
     for base in bases(fmt):
         first = _first_marker(base, fmt)
-        spans = _spans(base, literals)
+        spans = _spans(base, literals, reasoning_spans(base, fmt))
 
         def made(text: str, change: str, touched: tuple[int, int] | None) -> Variant:
             if first is None:

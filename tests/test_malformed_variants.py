@@ -75,3 +75,42 @@ def test_prose_about_the_formats_stays_prose_under_every_reader(text):
             shown[name] = f"read as {reply.calls} / cut {reply.cut}"
     assert shown == {}
     assert find_call_markers(text) == []
+
+
+# A reasoning closer damaged: the block never closes, so the call after it is reasoning (a call
+# rehearsed while thinking is reasoning too), or read where the format ends an unclosed block at a
+# call (Reasoning.ends_at_call), or refused. Never content: nothing of the call is shown as text.
+REASONED = [(name, index) for name, fmt in sorted(FORMATS.items()) for index, sample in enumerate(fmt.samples)
+            if sample.calls and any(opener in sample.text and closer in sample.text.split(opener, 1)[1]
+                                    for opener, closer in fmt.reasoning_pairs)]
+
+
+def damaged(closer: str) -> list[str]:
+    middle = len(closer) // 2
+    forms = [closer.swapcase(), closer[1:], closer[:-1], closer[:middle] + " " + closer[middle:],
+             closer[-1] + closer[1:-1] + closer[0], closer[:middle] + closer[middle + 1:]]
+    return [form for form in dict.fromkeys(forms) if form != closer]
+
+
+def test_the_damaged_closers_cover_the_formats_with_reasoning_and_calls():
+    assert {"apriel", "inkling", "qwen-xml", "mistral"} <= {name for name, _ in REASONED}
+
+
+@pytest.mark.parametrize(("name", "index"), REASONED, ids=[f"{name}-{index}" for name, index in REASONED])
+def test_a_damaged_reasoning_closer_leaves_the_call_in_the_reasoning(name, index):
+    fmt = FORMATS[name]
+    text = fmt.samples[index].text
+    markers = mv.call_markers(fmt)
+    for opener, closer in fmt.reasoning_pairs:
+        start = text.find(opener)
+        end = text.find(closer, start + len(opener)) if start != -1 else -1
+        if end == -1:
+            continue
+        for form in damaged(closer):
+            variant = text[:end] + form + text[end + len(closer):]
+            try:
+                reply = read_tool_calls(variant, fmt)
+            except UnparsedToolCall:
+                continue
+            assert not any(marker in reply.content for marker in markers), (variant, reply.content)
+            assert reply.calls or any(marker in reply.reasoning for marker in markers), (variant, reply)
