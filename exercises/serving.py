@@ -75,7 +75,7 @@ NO_TOOLS = (
 def _command(tokenizer) -> list[str] | None:
     from templatestudio.calls import NoToolCallFormat
     from templatestudio.integrations import plugin_path
-    from templatestudio.integrations.served import detect_served_format
+    from templatestudio.integrations.served_detect import detect_served_format
 
     try:
         detect_served_format(tokenizer)
@@ -188,7 +188,7 @@ STRICT_TOOLS = _strict_tools()
 
 def _has_tag(format_name: str, mode: str) -> bool:
     from templatestudio.formats import FORMATS
-    from templatestudio.integrations.served import grammar_refusals
+    from templatestudio.integrations.served_detect import grammar_refusals
 
     return mode not in dict(grammar_refusals(FORMATS[format_name]))
 

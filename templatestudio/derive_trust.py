@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.derive_renders import Renders
-from templatestudio.derive_text import without_reasoning
+from templatestudio.derive_reasoning import without_reasoning
 from templatestudio.engine import read_events
 from templatestudio.events import ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.formats import Format

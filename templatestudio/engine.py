@@ -32,6 +32,11 @@ How it reads, left to right:
   default); otherwise the calls that closed before the cut are events and
   the cut call is one ``CutToolCall`` (``regions.cut_events``).
 
+What the machine holds between feeds (set up once), and what a caller
+reads of it between them (``examined``, ``offset``, ``held_call``,
+``past_opening``), is ``templatestudio.machine_state``'s; this module
+reads: ``feed``, ``close``, the mode loop and the text step.
+
 Work is linear: each character is searched, scanned or crossed a bounded
 number of times, which ``examined`` counts (a call opening held at a line
 start in a block that may end at a call is read again per feed until it
@@ -43,30 +48,25 @@ text, never events), calls in a format outside the guard (text).
 from __future__ import annotations
 
 from templatestudio.call_steps import CallSteps, Mode
-from templatestudio.canonical_runs import RunTries
-from templatestudio.events import Event, Outbox, TextDelta, merge_deltas
-from templatestudio.layout import Layout
-from templatestudio.guards import guard_of
+from templatestudio.events import Event, TextDelta, merge_deltas
+from templatestudio.machine_state import MachineState
 from templatestudio.openings import Opening
-from templatestudio.reasoning_blocks import ReasoningBlocks
-from templatestudio.regions import Regions
 from templatestudio.resumable_match import MATCHED, MORE
 from templatestudio.start_steps import StartSteps
-from templatestudio.watch_tables import tables
-from templatestudio.wire.base import Extent, Format, Opener
+from templatestudio.wire.base import Format
 
 
 # Module names for the modes: ``Mode.TEXT`` is a class attribute look-up
 # that costs as much as a short step (Python 3.11), and feed compares modes
 # once per token.
-REASON, START, TEXT, DECIDE, REGION = Mode.REASON, Mode.START, Mode.TEXT, Mode.DECIDE, Mode.REGION
+START, TEXT, DECIDE, REGION = Mode.START, Mode.TEXT, Mode.DECIDE, Mode.REGION
 
 # Chunks shorter than this may take feed's shortcuts for text (a token's size;
 # a longer chunk would be read twice when the shortcut does not apply).
 _SHORT_CHUNK = 256
 
 
-class Machine(CallSteps, StartSteps):
+class Machine(CallSteps, StartSteps, MachineState):
     """Reads a reply for one format (or for none: then every call found is foreign).
 
     feed(text) appends text and returns the events it settles; close()
@@ -89,46 +89,6 @@ class Machine(CallSteps, StartSteps):
     reasoning_layout=False takes out only the whitespace touching a call
     and leaves the reasoning block, and the text beside it, as written.
     """
-
-    def __init__(self, fmt: Format | None, *, reasoning_open: bool | tuple[str, str] = False, record: bool = False,
-                 runs: bool = True, guard: tuple[Format, ...] | None = None, strict: bool = True,
-                 layout: bool = True, reasoning_layout: bool = True) -> None:
-        self.format = fmt
-        self.record = record
-        self.guard = guard_of(guard, fmt)
-        self._examined = 0
-        # One attribute for the reasoning blocks (the instance keeps few
-        # enough attributes for CPython's fast attribute look-up in feed).
-        self._blocks = ReasoningBlocks(fmt, reasoning_open)
-        self.reasoning_spans = self._blocks.spans  # reply offsets of each block, tags included
-        self._tables = found = tables(fmt, self.guard)
-        self._anywhere, self._literals, self._longest = found.anywhere, found.literals, found.longest
-        # How far the start of a reply is looked at: the longest literal, or a longer reasoning opener.
-        self._head = max([self._longest, *(len(opener) for opener, _ in self._blocks.pairs)]) + 32
-        self._first_chars, self._proper_starts = found.first_chars, found.proper_starts
-        self._buffer = ""
-        self._at = 0  # index in _buffer of the first character not yet settled
-        self._base = 0  # reply offset of _buffer[0]
-        self._before = ""  # the reply's character before _buffer[0] ("" at its start): a line start?
-        self._mode = REASON if self._blocks.opened else START
-        self._opening: Opening | None = None  # the decision at a literal, in DECIDE
-        # (reply offset, the reply start's Opening that found its literal prose): see Opening's after.
-        self._start_prose: tuple[int, Opening] | None = None
-        # Literals an Opening called prose: their next copies go to Tables.refused_run first (a flood);
-        # any other literal goes straight to an Opening (a call mostly opens there: 1.8 us a call saved).
-        self._prose: set[str] = set()
-        self._region: tuple[Format, Opener, Extent] | None = None  # (format, opener, extent), in REGION
-        self._out = Outbox()  # what the next feed or close returns
-        self._closed = False
-        spacing = fmt.spacing if fmt is not None and layout and not record else ""
-        shape = found.runs if runs and fmt is not None and not record else None
-        self.run_tries = None if shape is None else RunTries(shape, spacing)  # the run path's tries and counts
-        self._regions = Regions(fmt, record, shape, strict)
-        self.markers = self._regions.markers  # the leaks a survey (record) found
-        self._layout = Layout(spacing, blocks=reasoning_layout) if spacing else None
-        self._laid: list[Event] = []  # events already through the layout, before the outbox's (see _start_of_reply)
-        if self._blocks.opened and self._layout is not None and self._layout.blocks:
-            self._layout.block_opens()  # the prompt opened a block: the reply starts inside one
 
     # -- public ---------------------------------------------------------------
     def feed(self, text: str) -> list[Event]:
@@ -220,39 +180,6 @@ class Machine(CallSteps, StartSteps):
             return self._out.take()
         last = self._laid_out(self._layout.feed(self._out.take())) + self._layout.close()
         return merge_deltas(last) if len(last) > 1 else last
-
-    @property
-    def examined(self) -> int:
-        """Characters examined so far: the machine's own work and every call region's extent's, the open one's too."""
-        return self._examined + (self._region[2].examined if self._region is not None else 0)
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    @property
-    def held_call(self) -> tuple[str, int, int] | None:
-        """(buffer, index of the call's first character in it, its reply offset) while a call of
-        the machine's own format is open; None otherwise. The buffer is the machine's own: read it,
-        never keep it past the next feed (``argument_deltas`` follows the call's text with it)."""
-        region = self._region
-        if region is None or region[0] is not self.format:
-            return None
-        return self._buffer, self._at, self._base + self._at
-
-    @property
-    def offset(self) -> int:
-        """Reply offset of the first unsettled character."""
-        return self._base + self._at
-
-    @property
-    def past_opening(self) -> bool:
-        """Whether the reply is past the place a reasoning block may stand (text or a call has started).
-
-        Known as soon as the machine decides it, before the events of that
-        text or call settle (a call's event waits for the call to close).
-        """
-        return self._mode is TEXT or self._mode is DECIDE or self._mode is REGION
 
     def _laid_out(self, events: list[Event]) -> list[Event]:
         """events after those a block's opening already passed through the layout."""

@@ -1,4 +1,4 @@
-"""Argument deltas (templatestudio.argument_deltas, wire.json_prefix): pieces of a call's arguments as they arrive.
+"""Argument deltas (argument_deltas, call_preview, wire.json_prefix): pieces of a call's arguments as they arrive.
 
 The properties: the canonical prefix of any JSON value, fed in any pieces,
 is always a prefix of ``json.dumps(json.loads(raw), ensure_ascii=False)``
@@ -24,15 +24,9 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from templatestudio import argument_deltas
-from templatestudio.argument_deltas import (
-    ArgumentStream,
-    ArgumentsDelta,
-    ArgumentsWithdrawn,
-    CallPreview,
-    StreamedCallChanged,
-    preview_refusal,
-)
+from templatestudio import argument_deltas, call_preview
+from templatestudio.argument_deltas import ArgumentStream, ArgumentsDelta, ArgumentsWithdrawn, StreamedCallChanged
+from templatestudio.call_preview import CallPreview, preview_refusal
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import read_events
 from templatestudio.events import CutToolCall, ToolCallEvent, merge_deltas
@@ -441,9 +435,9 @@ def test_streaming_a_call_in_more_chunks_does_no_more_work(name, where, monkeypa
         counted["work"] += after - index
         return after
 
-    monkeypatch.setattr(argument_deltas, "JsonPrefix", CountingPrefix)
+    monkeypatch.setattr(call_preview, "JsonPrefix", CountingPrefix)
     monkeypatch.setattr(argument_deltas, "CallPreview", CountingPreview)
-    monkeypatch.setattr(argument_deltas, "skip_space", counting_skip_space)
+    monkeypatch.setattr(call_preview, "skip_space", counting_skip_space)
     fmt, arguments = FORMATS[name], {"path": "a.txt", "content": 'a line with "quotes", \\ and ünïcode\n' * 200}
     plain = fmt.wire.write_call(ParsedToolCall("write_file", arguments))
     text = flooded(plain, where)

@@ -26,17 +26,11 @@ from pathlib import Path
 
 import pytest
 
-from templatestudio import corpus, corpus_fetch
+from templatestudio import corpus, corpus_download, corpus_fetch, corpus_list
 from templatestudio.__main__ import main
-from templatestudio.corpus_fetch import (
-    FetchReport,
-    fetch_corpus,
-    list_from,
-    literal_assigned,
-    load_list,
-    raw_url,
-    response_template_json,
-)
+from templatestudio.corpus_download import literal_assigned
+from templatestudio.corpus_fetch import FetchReport, fetch_corpus
+from templatestudio.corpus_list import list_from, load_list, raw_url, response_template_json
 
 needs_corpus = pytest.mark.usefixtures("needs_corpus")
 HEX40 = re.compile(r"[0-9a-f]{40}")
@@ -155,7 +149,7 @@ def toy(tmp_path, monkeypatch):
     listed = toy_list()
     list_path = tmp_path / "corpus_list.json"
     list_path.write_text(json.dumps(listed), encoding="utf-8")
-    monkeypatch.setattr(corpus_fetch, "LIST_PATH", list_path)
+    monkeypatch.setattr(corpus_list, "LIST_PATH", list_path)
     files = mirror_files(listed, lambda r: TOY_TEMPLATES[r["name"]], lambda r: TOY_RESPONSES[r["name"]])
     mirror = Mirror(files)
     yield listed, mirror
@@ -359,12 +353,12 @@ def test_a_literal_is_read_without_running_the_source_and_code_is_refused():
 def test_the_list_names_commits_and_hashes_and_holds_no_template_text():
     listed = load_list()
     for record in listed["templates"]:
-        assert set(record) == {*corpus_fetch.TEMPLATE_FIELDS, "labels"}, record["name"]
+        assert set(record) == {*corpus_list.TEMPLATE_FIELDS, "labels"}, record["name"]
         assert HEX40.fullmatch(record["commit"]), f"{record['name']}: a commit, never a branch"
         assert re.fullmatch(r"[0-9a-f]{64}", record["sha256"]) and record["bytes"] > 0
         assert "/" not in record["name"] and not record["name"].startswith(".")
     for record in listed["response_templates"]:
-        assert set(record) == set(corpus_fetch.RESPONSE_FIELDS), record["name"]
+        assert set(record) == set(corpus_list.RESPONSE_FIELDS), record["name"]
         assert HEX40.fullmatch(record["commit"]) and record["file"].startswith("response_templates/")
     names = [record["name"] for record in listed["templates"] + listed["response_templates"]]
     assert len(names) == len(set(names))
@@ -378,8 +372,8 @@ def test_the_list_agrees_with_the_shared_corpus():
     assert {record["name"] for record in listed["templates"]} == set(labels)
     for record in listed["templates"]:
         source = sources[record["name"]]
-        assert {key: source[key] for key in corpus_fetch.TEMPLATE_FIELDS} == {
-            key: record[key] for key in corpus_fetch.TEMPLATE_FIELDS
+        assert {key: source[key] for key in corpus_list.TEMPLATE_FIELDS} == {
+            key: record[key] for key in corpus_list.TEMPLATE_FIELDS
         }, record["name"]
         assert record["labels"] == labels[record["name"]], record["name"]
         assert hashlib.sha256((shared / "templates" / f"{record['name']}.jinja").read_bytes()).hexdigest() == record["sha256"]
@@ -389,7 +383,7 @@ def test_the_list_agrees_with_the_shared_corpus():
     for record in listed_responses:
         assert record["sha256"] == responses[record["name"]]["sha256"], record["name"]
     for record in listed["response_templates"]:
-        for key in corpus_fetch.IDENTITY:
+        for key in corpus_list.IDENTITY:
             assert record[key] == responses[record["name"]][key], (record["name"], key)
     # the list is exactly what list_from makes of the shared folder: regenerate it, never edit it by hand
     assert list_from(shared) == listed
@@ -451,9 +445,9 @@ def test_fetching_into_a_copy_of_the_shared_corpus_changes_nothing(shared_mirror
 
 def test_the_report_line_counts_each_kind():
     report = FetchReport(Path("/x"), [
-        corpus_fetch.Outcome("a", "template", "fetched"),
-        corpus_fetch.Outcome("b", "template", "failed", "HTTP 404"),
-        corpus_fetch.Outcome("c", "response template", "present"),
+        corpus_download.Outcome("a", "template", "fetched"),
+        corpus_download.Outcome("b", "template", "failed", "HTTP 404"),
+        corpus_download.Outcome("c", "response template", "present"),
     ])
     assert report.line() == "corpus: 1 of 2 templates and 1 of 1 response templates fetched into /x; failed: b (HTTP 404)"
 
@@ -464,4 +458,4 @@ def test_the_list_ships_in_the_wheel():
 
     config = tomllib.loads((Path(corpus_fetch.__file__).parent.parent / "pyproject.toml").read_text(encoding="utf-8"))
     assert "corpus_list.json" in config["tool"]["setuptools"]["package-data"]["templatestudio"]
-    assert corpus_fetch.LIST_PATH.parent == Path(corpus_fetch.__file__).parent
+    assert corpus_list.LIST_PATH.parent == Path(corpus_list.__file__).parent

@@ -310,7 +310,7 @@ def test_check_prints_the_declaration_of_a_derived_format(tmp_path, capsys):
 
 
 def test_the_vllm_glue_says_the_format_was_derived():
-    from templatestudio.integrations import served
+    from templatestudio.integrations import served_detect
 
     class Tokenizer:
         name_or_path, chat_template = "unknown-model", UNKNOWN
@@ -319,7 +319,7 @@ def test_the_vllm_glue_says_the_format_was_derived():
         def get_chat_template(self, tools=None):
             return self.chat_template
 
-    detected = served.detect_served_format(Tokenizer())
+    detected = served_detect.detect_served_format(Tokenizer())
     assert detected.format.derived_from
     assert detected.describe().startswith(
         "templatestudio: unknown-model's chat template matches no registered format, so its wire shape was "

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from templatestudio.formats import FORMATS
-from templatestudio.integrations.served import DetectedFormat, grammar_refusals
+from templatestudio.integrations.served_detect import DetectedFormat, grammar_refusals
 from templatestudio.integrations.served_grammar import named_tool, request_grammar
 from templatestudio.wire.finite_schema import INTEGER_BOUNDS, NUMBER_BOUNDS, finite
 from templatestudio.wire.structural_tag import NoGrammar, markup, refusal, structural_tag

@@ -40,8 +40,8 @@ from templatestudio.calls import CallSpan, ParsedToolCall, region_spans
 from templatestudio.wire.base import (
     Found, SPACES, CallSyntaxError, Format, NearMiss, Opener, Sample, WireLimit, any_string, opener_pattern,
 )
-from templatestudio.wire.extents import PastHeadTagExtent
 from templatestudio.wire.jsonbody import calls_from, decode_whole, skip_space
+from templatestudio.wire.past_head_extent import PastHeadTagExtent
 from templatestudio.resumable_match import either, literal
 from templatestudio.wire.shape import Call, JsonArguments, JsonList, NameKey, WireShape
 

@@ -18,13 +18,14 @@ the tag from the served format's declared wire shape
 Not handled: a reasoning block before the calls (vLLM asks for the tag
 without reasoning; a "required" reply opens with its first call), and
 formats whose shape has no structural tag in a mode (``DetectedFormat``
-holds why, from ``served.grammar_refusals``, and its start-up line says it;
+holds why, from ``served_detect.grammar_refusals``, and its start-up line says it;
 the plugin then leaves vLLM's own behaviour in place).
 """
 
 from __future__ import annotations
 
-from templatestudio.integrations.served import DetectedFormat, logger, request_tools
+from templatestudio.integrations.served import request_tools
+from templatestudio.integrations.served_detect import DetectedFormat, logger
 from templatestudio.wire.structural_tag import NoGrammar, structural_tag
 
 __all__ = ["named_tool", "request_grammar"]

@@ -10,8 +10,9 @@ reply with the package's own reader::
         --enable-auto-tool-choice --tool-call-parser templatestudio \\
         --tool-parser-plugin "$(python -m templatestudio vllm-plugin)"
 
-What decides an answer is in ``templatestudio.integrations.served`` (no
-vLLM needed there); this module fits it to vLLM 0.32's ``ToolParser``:
+What decides an answer is in ``templatestudio.integrations.served`` and
+``served_detect`` (no vLLM needed there); this module fits it to vLLM 0.32's
+``ToolParser``:
 
 - Start-up: vLLM builds the parser once to validate it, so a template that
   writes no format we read stops the server there with one message.
@@ -94,18 +95,20 @@ from templatestudio.calls import NoToolCallFormat, UnparsedToolCall  # noqa: E40
 from templatestudio.formats import FORMATS  # noqa: E402
 from templatestudio.integrations.served import (  # noqa: E402
     STRICT_VARIABLE,
-    DetectedFormat,
     LeakedToolCall,
     ReplyStream,
-    detect_served_format,
     leak,
-    logger,
-    named_served_format,
     read_reply,
-    request_served_format,
     request_tools,
     deltas_from_environment,
     strict_from_environment,
+)
+from templatestudio.integrations.served_detect import (  # noqa: E402
+    DetectedFormat,
+    detect_served_format,
+    logger,
+    named_served_format,
+    request_served_format,
 )
 from templatestudio.integrations.served_grammar import request_grammar  # noqa: E402
 from templatestudio.integrations.vllm_template import served_tokenizer  # noqa: E402

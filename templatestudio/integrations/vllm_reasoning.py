@@ -52,7 +52,8 @@ from collections.abc import Sequence
 from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser, ReasoningParserManager
 
-from templatestudio.integrations.served import detect_served_format, logger, request_tools
+from templatestudio.integrations.served import request_tools
+from templatestudio.integrations.served_detect import detect_served_format, logger
 from templatestudio.integrations.vllm import named_parser, parser_names
 from templatestudio.integrations.vllm_template import served_tokenizer
 from templatestudio.integrations.served_reasoning import (

@@ -16,7 +16,7 @@ override where the operator wrote it:
 Both given and naming different templates is an error at start-up
 (``ServedTemplateConflict``): the plugin would read in one format what the
 server renders with another. A request's own ``chat_template`` still wins
-for that request (``served.request_served_format``).
+for that request (``served_detect.request_served_format``).
 
 Not handled: an override given only in a ``--config`` YAML file (set
 ``TEMPLATESTUDIO_CHAT_TEMPLATE`` to the same value).
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 from vllm.renderers.chat_utils import load_chat_template
 
-from templatestudio.integrations.served import TemplateView, logger
+from templatestudio.integrations.served_detect import TemplateView, logger
 
 __all__ = ["CHAT_TEMPLATE_VARIABLE", "ServedTemplate", "ServedTemplateConflict", "served_template",
            "served_tokenizer"]

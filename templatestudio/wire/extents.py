@@ -2,8 +2,8 @@
 
 - ``TagExtent``: at a closing literal, not counting closers inside strings
   (JSON strings with backslash escapes, or a format's own string delimiter);
-  ``PastHeadTagExtent`` searches for it only past a head literal that holds
-  it (Command R+'s fence).
+  ``PastHeadTagExtent`` (``wire.past_head_extent``) searches for it only
+  past a head literal that holds it (Command R+'s fence).
 - ``ValueExtent`` (``wire.value_extent``): where the first bracketed value
   after the opener closes again, stepping over strings (JSON or Python quoting).
 
@@ -21,67 +21,21 @@ megabyte string argument is decoded once, not scanned quote by quote and
 then decoded. A value extent cannot wait so (its end is a bracket, which
 strings hold too): it scans each chunk as it comes.
 
-The JSON scanning they share is ``wire.json_scan``; a closing token that
-may follow a call's own end is ``wire.optional_closer``.
+The JSON scanning they share is ``wire.json_scan``; the searches a tag
+extent compiles from its closers, and the facts its fast paths test, are
+``wire.tag_closers``; a closing token that may follow a call's own end is
+``wire.optional_closer``.
 
 Not handled: strings in triple quotes; comments inside JSON.
 """
 
 from __future__ import annotations
 
-import functools
-import re
-from typing import NamedTuple
-
 from templatestudio.wire.base import Extent, FoundJSON
 from templatestudio.wire.json_scan import (
     SPACE, escape_resume_point, json_string_end, json_value_at, may_close,
 )
-
-
-# Characters JSON writes outside its strings: a closer holding none of them
-# cannot stand inside a valid value except in a string.
-_JSON_OUTSIDE_STRINGS = frozenset("{}[],: \t\n\r0123456789+-.eEtruefalsn")
-
-
-class _Looks(NamedTuple):
-    """What a tag extent derives from its closers and string delimiter (made once per pair: a stream makes an extent per call)."""
-
-    outside: re.Pattern  # one of the closers (longest first), or a string opening
-    first: re.Pattern  # what the quick path looks for first: a bracket that opens a value, a quote or a closer
-    longest: int  # the longest closer or delimiter
-    quick: bool  # JSON strings, and no closer can be found outside the strings of a valid JSON value
-    single: str | None  # the closer, when there is one (most formats: see advance)
-    shared_first: str | None  # the first character of every closer, when they share it (see _no_closer_yet)
-    cross: re.Pattern | None  # JSON strings: text and whole strings up to a closer or an unclosed string (see _scan)
-
-
-@functools.lru_cache(maxsize=None)
-def _looks(closes: tuple[str, ...], delimiter: str | None, json_strings: bool) -> _Looks:
-    parts = [re.escape(item) for item in sorted(closes, key=len, reverse=True)]
-    parts += [re.escape(delimiter)] if delimiter else []
-    return _Looks(
-        outside=re.compile("|".join(parts)),
-        first=re.compile("|".join([r'[{["]', *(re.escape(item) for item in closes)])),
-        longest=max(*map(len, closes), len(delimiter or "")),
-        quick=json_strings and all(set(item) - _JSON_OUTSIDE_STRINGS for item in closes),
-        single=closes[0] if len(closes) == 1 else None,
-        shared_first=closes[0][0] if len({item[0] for item in closes}) == 1 else None,
-        cross=_cross(closes) if json_strings and not any(item.startswith('"') for item in closes) else None,
-    )
-
-
-def _cross(closes: tuple[str, ...]) -> re.Pattern:
-    """Matches, at a point outside strings, the text and whole JSON strings before a closer or an unclosed string.
-
-    One C-speed match crosses a region's strings (a call's arguments are
-    mostly strings), where a search per string cost a Python step each. A
-    closer's first character that starts no closer is text; the quantifiers
-    are possessive, so a string never open to a second reading.
-    """
-    firsts = re.escape("".join(sorted({item[0] for item in closes} - {'"'})))
-    closers = "|".join(re.escape(item) for item in closes)
-    return re.compile(f'(?:[^"\\\\{firsts}]++|"(?:[^"\\\\]++|\\\\[\\s\\S])*+"|\\\\|(?!{closers})[{firsts}])*+')
+from templatestudio.wire.tag_closers import tag_closers
 
 
 # Below this many characters a region's first look goes from the front: the
@@ -111,7 +65,7 @@ class TagExtent(Extent):
         self.in_string = False
         self.examined = 0
         opener = '"' if strings == "json" else strings
-        looks = _looks(closes, opener, self._json)
+        looks = tag_closers(closes, opener, self._json)
         self._outside, self._first, self._longest, self._single = looks.outside, looks.first, looks.longest, looks.single
         self._shared_first = looks.shared_first
         self._cross = looks.cross
@@ -165,7 +119,7 @@ class TagExtent(Extent):
         before any quote or closer and a closer stands somewhere after it:
         the scan would reach that bracket outside strings and cross the
         value to its end (a valid value's strings end where the scan ends
-        them, and no closer can stand outside them: ``_Looks.quick``). The
+        them, and no closer can stand outside them: ``TagClosers.quick``). The
         decoded value is kept (``found``) for the reader. Returns the
         region's end when a closer follows the value; otherwise the scan
         goes on from the value's end.
@@ -348,30 +302,3 @@ class TagExtent(Extent):
             self.in_string = True
         return False
 
-
-class PastHeadTagExtent(Extent):
-    """A ``TagExtent`` searched from just past a head literal: a call whose head holds its own closer.
-
-    Command R+'s call is ``Action:`` then a ```` ```json ```` fence, closed by
-    ```` ``` ````: the closer is searched for (outside JSON strings) from just
-    past the head literal after the opening (``skip`` characters). The opener
-    has matched when this is first advanced, so the buffer holds the head.
-    """
-
-    def __init__(self, skip: int, head: str, close: str) -> None:
-        self._skip, self._head, self._close = skip, head, close
-        self.inner: TagExtent | None = None
-        self.examined = 0
-
-    def advance(self, buffer: str, start: int, final: bool) -> int | None:
-        if self.inner is None:
-            head = buffer.find(self._head, start + self._skip)
-            if head == -1:  # not reached through the opener; nothing to close
-                return len(buffer) if final else None
-            self.examined += head + len(self._head) - start
-            self.inner = TagExtent(head + len(self._head) - start, self._close, "json")
-        before = self.inner.examined
-        end = self.inner.advance(buffer, start, final)
-        self.examined += self.inner.examined - before
-        self.found, self.ended_by_reply = self.inner.found, self.inner.ended_by_reply
-        return end

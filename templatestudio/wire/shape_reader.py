@@ -36,7 +36,6 @@ calls: their modules pass their own openers and reader.
 from __future__ import annotations
 
 import functools
-import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import literal, sequence
@@ -46,8 +45,9 @@ from templatestudio.wire.arguments import (
 )
 from templatestudio.wire.base import SPACES, CallSyntaxError, Opener
 from templatestudio.wire.envelope import ShapeError
-from templatestudio.wire.extents import PastHeadTagExtent, TagExtent
+from templatestudio.wire.extents import TagExtent
 from templatestudio.wire.jsonbody import skip_space
+from templatestudio.wire.past_head_extent import PastHeadTagExtent
 from templatestudio.wire.sections import element_spans, expect, json_object_at, read_section
 from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.xml_extent import parameter_extents

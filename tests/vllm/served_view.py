@@ -28,7 +28,8 @@ import unittest.mock
 
 from templatestudio import ArgumentsDelta
 from templatestudio.calls import UnparsedToolCall
-from templatestudio.integrations.served import DELTAS_VARIABLE, ReplyStream, detect_served_format, leak, read_reply
+from templatestudio.integrations.served import DELTAS_VARIABLE, ReplyStream, leak, read_reply
+from templatestudio.integrations.served_detect import detect_served_format
 from templatestudio.integrations.served_reasoning import ReasoningSplit, split_reply
 
 with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):

@@ -31,7 +31,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionRequest
 
-from templatestudio.argument_deltas import preview_refusal
+from templatestudio.call_preview import preview_refusal
 from templatestudio.calls import NoToolCallFormat, ParsedToolCall, UnparsedToolCall
 from templatestudio.formats import FORMATS
 from templatestudio.integrations import plugin_path

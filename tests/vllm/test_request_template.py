@@ -8,7 +8,7 @@ from vllm.entrypoints.openai.chat_completion.protocol import ChatCompletionReque
 
 from templatestudio.calls import ParsedToolCall
 from templatestudio.formats import FORMATS
-from templatestudio.integrations.served import request_served_format
+from templatestudio.integrations.served_detect import request_served_format
 from templatestudio.integrations.vllm import TemplateStudioToolParser, named_parser
 from test_plugin_inprocess import template_writing
 from tests.vllm.parsers import StubTokenizer
