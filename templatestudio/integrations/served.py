@@ -51,7 +51,8 @@ from templatestudio.argument_deltas import ArgumentStream
 from templatestudio.calls import UnparsedToolCall
 from templatestudio.formats import Format
 from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
-from templatestudio.integrations.served_detect import detect_served_format, grammar_refusals, logger
+from templatestudio.integrations.served_detect import detect_served_format, grammar_refusals
+from templatestudio.integrations.served_log import logger
 from templatestudio.reader import read_tool_calls
 from templatestudio.stream import ToolCallStream
 

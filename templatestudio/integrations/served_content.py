@@ -13,16 +13,13 @@ logged (``not_sent``) and not sent.
 
 from __future__ import annotations
 
-import logging
-
 from templatestudio.argument_deltas import ArgumentsDelta, ArgumentsWithdrawn
 from templatestudio.calls import ParsedToolCall
 from templatestudio.events import CutToolCall, ReasoningDelta, ToolCallEvent
+from templatestudio.integrations.served_log import logger
 
 __all__ = ["Calls", "ReplyContent", "TakenContent", "not_sent", "withdrawn"]
 
-# A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
-logger = logging.getLogger("vllm.templatestudio")
 
 # Each call with the id the reply wrote, if any; a stream's also holds its ArgumentsDelta pieces, in order.
 Calls = list["tuple[ParsedToolCall, str | None] | ArgumentsDelta"]

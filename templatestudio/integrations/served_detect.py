@@ -20,12 +20,12 @@ reply in the format found (``served``), and the structural tags themselves
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 
 from templatestudio.calls import NoToolCallFormat
 from templatestudio.detect import detect_format
 from templatestudio.formats import Format, get_format
+from templatestudio.integrations.served_log import logger
 from templatestudio.probe import TemplateProbeError, probe_template
 from templatestudio.probe_call import CallShape
 from templatestudio.wire.structural_tag import refusal
@@ -39,8 +39,6 @@ __all__ = [
     "request_served_format",
 ]
 
-# A child of vLLM's logger, so inside vLLM the lines land in the server log in its format.
-logger = logging.getLogger("vllm.templatestudio")
 
 
 GRAMMAR_MODES = ("required", "auto")

@@ -25,7 +25,8 @@ the plugin then leaves vLLM's own behaviour in place).
 from __future__ import annotations
 
 from templatestudio.integrations.served import request_tools
-from templatestudio.integrations.served_detect import DetectedFormat, logger
+from templatestudio.integrations.served_detect import DetectedFormat
+from templatestudio.integrations.served_log import logger
 from templatestudio.wire.structural_tag import NoGrammar, structural_tag
 
 __all__ = ["named_tool", "request_grammar"]

@@ -106,11 +106,11 @@ from templatestudio.integrations.served import (  # noqa: E402
 from templatestudio.integrations.served_detect import (  # noqa: E402
     DetectedFormat,
     detect_served_format,
-    logger,
     named_served_format,
     request_served_format,
 )
 from templatestudio.integrations.served_grammar import request_grammar  # noqa: E402
+from templatestudio.integrations.served_log import logger  # noqa: E402
 from templatestudio.integrations.vllm_template import served_tokenizer  # noqa: E402
 
 __all__ = ["PARSER_NAME", "STRICT_VARIABLE", "LeakedToolCall", "TemplateStudioToolParser", "named_parser", "parser_names"]
@@ -156,7 +156,10 @@ class TemplateStudioToolParser(ToolParser):
         self.unreadable: str | None = None
         # The request _follow last looked at: a stream asks once per delta, the template is read once.
         self._followed: object = None
-        # vLLM builds a parser per request, but nothing promises it: streams are keyed by request.
+        # vLLM builds a parser per choice of a request (0.32 and 0.33 alike: one per choice for a
+        # stream, a new one for each choice after the first of a whole reply), so the bookkeeping
+        # vLLM reads off a parser (prev_tool_call_arr, streamed_args_for_tool) is per choice. Nothing
+        # promises it, so streams are kept per request, not per parser.
         self._streams: dict[object, ReplyStream] = {}
         self._last_stream: object = None
 

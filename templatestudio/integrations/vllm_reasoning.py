@@ -53,7 +53,8 @@ from vllm.entrypoints.generate.base.protocol import DeltaMessage
 from vllm.reasoning import ReasoningParser, ReasoningParserManager
 
 from templatestudio.integrations.served import request_tools
-from templatestudio.integrations.served_detect import detect_served_format, logger
+from templatestudio.integrations.served_detect import detect_served_format
+from templatestudio.integrations.served_log import logger
 from templatestudio.integrations.vllm import named_parser, parser_names
 from templatestudio.integrations.vllm_template import served_tokenizer
 from templatestudio.integrations.served_reasoning import (

@@ -32,7 +32,8 @@ from dataclasses import dataclass
 
 from vllm.renderers.chat_utils import load_chat_template
 
-from templatestudio.integrations.served_detect import TemplateView, logger
+from templatestudio.integrations.served_detect import TemplateView
+from templatestudio.integrations.served_log import logger
 
 __all__ = ["CHAT_TEMPLATE_VARIABLE", "ServedTemplate", "ServedTemplateConflict", "served_template",
            "served_tokenizer"]
