@@ -9,8 +9,6 @@ text. Generated over every opener that declares ``cut_at_line``.
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -20,21 +18,13 @@ from templatestudio.engine import read_events
 from templatestudio.events import TextDelta
 from templatestudio.formats import FORMATS
 from templatestudio.reader import read_tool_calls
+from test_conformance_classes import chunks
 from test_reading_properties import outcome, stream_events
 
 LINE_CUTS = [(name, opener) for name, fmt in FORMATS.items() for opener in fmt.openers if opener.cut_at_line is not None]
 # Prose words without markup or line breaks, and names as tools have them.
 WORDS = st.text(st.sampled_from(list("abcdefghijklmnopqrstuvwxyz ,.:?!'")), min_size=1, max_size=40)
 NAMES = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,15}", fullmatch=True)
-
-
-def chunked(text: str, seed: int) -> list[str]:
-    rng, out, at = random.Random(seed), [], 0
-    while at < len(text):
-        step = rng.randint(1, 6)
-        out.append(text[at : at + step])
-        at += step
-    return out
 
 
 def test_functionary_declares_it():
@@ -56,7 +46,7 @@ def test_an_opening_cut_after_a_line_break_is_a_cut_call_and_mid_line_it_is_pros
     head = written[:cut]
     for text, at_line in ((prose + brk + head, True), (prose.rstrip() + " " + head, False)):
         whole = outcome(lambda: read_events(text, fmt))
-        assert outcome(lambda: stream_events(fmt, chunked(text, seed))) == whole, text
+        assert outcome(lambda: stream_events(fmt, chunks(text, seed))) == whole, text
         if at_line:  # strict, the machine refuses a reply that ended inside a call; the reader says where
             assert whole[0] == "raises" and "never closed" in whole[2] and f"offset {len(text) - len(head)}" in whole[2]
             reply = read_tool_calls(text, fmt)
