@@ -25,6 +25,7 @@ Not handled: an override given only in a ``--config`` YAML file (set
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -76,7 +77,14 @@ def served_template(argv: Sequence[str] | None = None, environ: Mapping[str, str
     """
     argv = sys.argv[1:] if argv is None else argv
     environ = os.environ if environ is None else environ
-    flag, variable = _flag_value(argv), environ.get(CHAT_TEMPLATE_VARIABLE) or None
+    return _resolved(tuple(argv), environ.get(CHAT_TEMPLATE_VARIABLE) or None)
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved(argv: tuple[str, ...], variable: str | None) -> ServedTemplate | None:
+    # Both parsers are built once per request and choice: the command line is parsed and the
+    # template loaded once per process (per command line and variable), not per request.
+    flag = _flag_value(argv)
     from_flag = load_chat_template(flag) if flag else None
     from_variable = load_chat_template(variable) if variable else None
     if from_flag and from_variable and from_flag != from_variable:
