@@ -161,7 +161,11 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         word = f"(?:(?!{stop})\\S)*?"
         # Or a second word that touches the inner markup (a key whose opening tag was
         # dropped: ``NAME\\ncity</arg_key>``); prose leaves a space before the markup.
-        ways.append(f"\\s*{word}(?:\\s*(?:{spelled})|\\s+\\w{word}(?:{spelled}))")
+        # The leading whitespace is taken possessively: no inner literal starts with whitespace
+        # and the word is no whitespace, so giving some back matches nothing more, and a long
+        # run of spaces after the literal is read once, not once per split (a flood of them
+        # cost W² in the look's window).
+        ways.append(f"\\s*+{word}(?:\\s*(?:{spelled})|\\s+\\w{word}(?:{spelled}))")
     if closers:
         # Or a call that closes right after its name: a word right after the literal (a
         # section's line break first), then a closer: ``<function=ping</function>``. The

@@ -68,7 +68,12 @@ class Candidate:
     def committed(self, buffer: str) -> bool:
         """Whether this still-possible opening of buffer came as far as its opener's ``cut_from``: a cut call."""
         cut = self.opener.cut_compiled
-        return self.verdict == MORE and cut is not None and cut.match(buffer, self.anchor, self.fed) is not None
+        if self.verdict != MORE or cut is None:
+            return False
+        held, end = self.opener.cut_held, self.fed
+        if held is not None and end == len(buffer):  # the end of the text: its run's window will do (HeldRun)
+            end, _ = held.end(buffer, self.anchor)
+        return cut.match(buffer, self.anchor, end) is not None
 
 
 class Opening:
@@ -128,7 +133,11 @@ class Opening:
                 continue
             if self.next == shared_from and self.trying is None:
                 # The same window the next opener's own look would read (see below).
-                window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
+                if final:
+                    window, looked = self._final_window(buffer, [opener for _, opener in pairs[shared_from:]])
+                    work += looked
+                else:
+                    window = min(len(buffer), anchor + REGEX_FIRST_LOOK)
                 found = shared.match(buffer, anchor, window, partial=True)
                 work += (found.end() if found is not None else anchor + 1) - anchor
                 if found is None:  # no opener from here on matches, nor may yet: each one's own look would say so
@@ -148,7 +157,11 @@ class Opening:
                 # as the end of the text, so a failure there is final); an opening
                 # still possible at the window's end goes to the automaton, which
                 # then reads the held text once, however long it grows.
-                window = len(buffer) if final else min(len(buffer), anchor + REGEX_FIRST_LOOK)
+                if final:
+                    window, looked = self._final_window(buffer, [opener])
+                    work += looked
+                else:
+                    window = min(len(buffer), anchor + REGEX_FIRST_LOOK)
                 found = opener.compiled.match(buffer, anchor, window, partial=True)
                 work += (found.end() if found is not None else anchor + 1) - anchor
                 if found is None:
@@ -192,6 +205,18 @@ class Opening:
         if self.commit is None:
             return Decision.PROSE, work
         return self._committed(buffer, final, work)
+
+    def _final_window(self, buffer: str, openers: list[Opener]) -> tuple[int, int]:
+        """(the window a match of these openers reads at the end of the text, characters examined to find it).
+
+        The whole text, or one character into the openers' shared leading run
+        when that run reaches the end (``wire.base.HeldRun``: the same verdict
+        for one regex pass less per opener over a long held opening).
+        """
+        held = openers[0].held
+        if held is None or any(opener.held != held for opener in openers[1:]):
+            return len(buffer), 0
+        return held.end(buffer, self.anchor)
 
     def _undecided(self, candidate: Candidate, buffer: str) -> bool:
         """Keep a candidate still possible when the text ended; True when it is a cut call at once (``committed``:

@@ -231,17 +231,17 @@ def cut_name(fmt: Format, raw: str) -> str | None:
     part = getattr(fmt.wire, "name", None)
     if isinstance(part, NameBetween) and not part.index or isinstance(part, Invoke):
         close = part.close if isinstance(part, NameBetween) else part.name_close
-        chars = part.chars if isinstance(part, NameBetween) else r"[^<>\n]"
         opening = part.open or fmt.wire.call.open  # "": the name follows the call's own opener (Mistral's)
         first = raw.find(opening) if opening else -1
         if first == -1 or raw.find(opening, first + 1) != -1:
             return None
         start = first + len(opening)
         end = raw.find(close, start)
+        if isinstance(part, NameBetween):  # the name, and the id the declaration allows after it (inner())
+            found = re.fullmatch(part.inner(), raw[start:end]) if end != -1 else None
+            return found.group(1) if found is not None else None
         name = raw[start:end] if end != -1 else ""
-        if isinstance(part, NameBetween) and part.id_open:  # the id the declaration allows after the name
-            name = name.partition(part.id_open)[0]
-        return name if name and re.fullmatch(f"{chars}+", name) else None
+        return name if name and re.fullmatch(r"[^<>\n]+", name) else None
     if isinstance(part, NameKey):
         found = re.compile(r'\{[ \t\n\r]*"' + re.escape(part.key) + r'"[ \t\n\r]*:[ \t\n\r]*"').search(raw)
         if found is None or "{" in raw[: found.start()] or "[" in raw[: found.start()]:

@@ -446,3 +446,24 @@ def test_a_reply_cut_anywhere_is_read_through_a_shipped_response_template_too():
             assert [call.name for call in shipped.calls] == [call.name for call in by_format.calls], text
             assert all(same_json(a.arguments, b.arguments) for a, b in zip(shipped.calls, by_format.calls)), text
             assert shipped.cut == by_format.cut, text
+
+
+@settings(max_examples=150, deadline=None)
+@given(name=st.from_regex(r"[A-Za-z_][A-Za-z0-9_.\-]{0,12}", fullmatch=True),
+       call_id=st.one_of(st.none(), st.from_regex(r"[A-Za-z0-9]{1,12}", fullmatch=True),
+                         st.text(st.sampled_from("ab1 -_]["), min_size=1, max_size=5)),
+       rest=st.sampled_from(["", "{", '{"city": "Pa']))
+def test_a_mistral_call_cut_after_its_name_names_it_only_as_the_declaration_writes_it(name, call_id, rest):
+    # NAME[CALL_ID]ID[ARGS]: the name comes back only when the id is one the declaration allows
+    # (letters and digits); with any other id nothing is guessed.
+    written = "[TOOL_CALLS]" + name + ("" if call_id is None else "[CALL_ID]" + call_id) + "[ARGS]" + rest
+    fine = call_id is None or call_id.isascii() and call_id.isalnum()
+    stream = ToolCallStream("mistral", strict=False)
+    try:
+        events = stream.feed(written) + stream.close()
+    except UnparsedToolCall:
+        assert not fine, written  # a spoiled id may make the call malformed, never a guessed name
+        return
+    cuts = [event for event in events if isinstance(event, CutToolCall)]
+    assert len(cuts) == 1 and cuts[0].raw == written, events
+    assert cuts[0].name == (name if fine else None), written

@@ -29,6 +29,7 @@ the other pair's closer.
 from __future__ import annotations
 
 import json
+import re
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.wire.base import (
@@ -37,6 +38,7 @@ from templatestudio.wire.base import (
 from templatestudio.wire.value_extent import value_extent
 from templatestudio.wire.jsonbody import call_from, decode_whole, skip_space
 from templatestudio.resumable_match import chars, either, sequence
+from templatestudio.wire.arguments import ID_CHARS
 from templatestudio.wire.shape import Call, JsonObject, NameBetween, Reasoning, WireShape
 
 # The writer's shape: one token per call, NAME[ARGS]{...}, with NAME[CALL_ID]ID[ARGS]
@@ -65,7 +67,7 @@ RESPONSE_TEMPLATE = {
     "fields": {
         "thinking": {"open": THINK, "close": END_THINK, "content": "text"},
         "tool_calls": {
-            "open_pattern": r"\[TOOL_CALLS\]\s*(?=\[)",
+            "open_pattern": re.escape(MARKER) + r"\s*(?=\[)",
             "close": "</s>",
             "content": "json",
             "transform_each": True,
@@ -81,8 +83,10 @@ ARGS_RESPONSE_TEMPLATE = {
     "fields": {
         "thinking": {"open": THINK, "close": END_THINK, "content": "text"},
         "tool_calls": {
-            "open_pattern": r"\[TOOL_CALLS\](?P<name>[A-Za-z0-9_.\-]+)(?:\[CALL_ID\][A-Za-z0-9]+)?\[ARGS\]",
-            "close_pattern": r"(?=\[TOOL_CALLS\])|</s>",
+            # The name, the optional id and [ARGS] as WIRE declares them.
+            "open_pattern": f"{re.escape(MARKER)}(?P<name>{WIRE.name.chars}+)"
+                            f"(?:{re.escape(CALL_ID)}{ID_CHARS}+)?{re.escape(ARGS)}",
+            "close_pattern": f"(?={re.escape(MARKER)})|{re.escape(WIRE.stop_tokens[0])}",
             "repeats": True,
             "content": "json",
             "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}},

@@ -19,6 +19,7 @@ the openers and reader too where the declaration can say them.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -26,6 +27,7 @@ import regex
 
 from templatestudio.calls import CallSpan, ParsedToolCall
 from templatestudio.resumable_match import Automaton, Pattern, chars, literal, run, sequence
+from templatestudio.wire.final_matches import HeldRun, whole_pattern
 
 # JSON's own whitespace, and the only whitespace any marker pattern allows:
 # one definition, so no two readers disagree on what \s means.
@@ -117,7 +119,9 @@ class Opener:
     cut_at_line: int | None = None
     automaton: Automaton = field(init=False, repr=False, compare=False)
     compiled: regex.Pattern = field(init=False, repr=False, compare=False)
-    cut_compiled: regex.Pattern | None = field(init=False, repr=False, compare=False)
+    cut_compiled: re.Pattern | regex.Pattern | None = field(init=False, repr=False, compare=False)
+    held: HeldRun | None = field(init=False, repr=False, compare=False)  # the opening's leading run, if it has one
+    cut_held: HeldRun | None = field(init=False, repr=False, compare=False)  # cut_from's
 
     def __post_init__(self) -> None:
         # Two forms of one pattern: the regex decides at C speed when the text
@@ -125,7 +129,9 @@ class Opener:
         # does not (an opening still arriving).
         object.__setattr__(self, "automaton", Automaton(self.opening))
         object.__setattr__(self, "compiled", regex.compile(self.opening.regex))
-        object.__setattr__(self, "cut_compiled", None if self.cut_from is None else regex.compile(self.cut_from.regex))
+        object.__setattr__(self, "cut_compiled", None if self.cut_from is None else whole_pattern(self.cut_from.regex))
+        object.__setattr__(self, "held", HeldRun.of(self.opening))
+        object.__setattr__(self, "cut_held", None if self.cut_from is None else HeldRun.of(self.cut_from))
 
     @property
     def cut_length(self) -> int:
