@@ -210,7 +210,7 @@ class Opening:
         """(the window a match of these openers reads at the end of the text, characters examined to find it).
 
         The whole text, or one character into the openers' shared leading run
-        when that run reaches the end (``wire.base.HeldRun``: the same verdict
+        when that run reaches the end (``wire.final_matches.HeldRun``: the same verdict
         for one regex pass less per opener over a long held opening).
         """
         held = openers[0].held

@@ -133,7 +133,7 @@ def leading_run(pattern: Pattern) -> tuple[str, str, int] | None:
 
     The run is possessive (``run``): once it has read to the end of a text,
     what follows it meets the end of the text however many characters it
-    read (``wire.base.Opener.held_end`` rests on this). None for any other start.
+    read (``wire.final_matches.HeldRun.end`` rests on this). None for any other start.
     """
     pieces = [pattern]
     while pieces and isinstance(pieces[0], _Sequence):  # a sequence's first piece may be a sequence
