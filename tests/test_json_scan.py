@@ -135,3 +135,24 @@ def test_skip_space_skips_json_whitespace_only(text, index):
     while expected < len(text) and text[expected] in " \t\n\r":
         expected += 1
     assert skip_space(text, index) == expected
+
+
+# A text that is not ASCII (a marker past U+00FF, as DeepSeek's, or a letter past U+007F) is decoded
+# from a slice cut after the window's last closing bracket (``_narrow_window``): values longer than the
+# first window, with brackets inside their strings, make the windows grow past such cuts.
+LONG_RUNS = st.builds(lambda count, char: char * count, st.integers(0, 6000), st.sampled_from('ab"\\中é}]{['))
+JSON_VALUES = st.recursive(st.none() | st.integers() | LONG_RUNS,
+                           lambda inner: st.lists(inner, max_size=3) | st.dictionaries(LONG_RUNS, inner, max_size=3),
+                           max_leaves=6).filter(lambda value: isinstance(value, (list, dict)))
+AROUND = st.sampled_from(["", "<｜tool▁call▁end｜>", "中", "é", " ", "}", "]", '"', "x" * 5000, "<｜tool▁sep｜>{"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(JSON_VALUES, st.lists(AROUND, max_size=4).map("".join), st.sampled_from(["", "中", "é"]),
+       st.integers(0, 40), st.sampled_from([0, 100, 4096, 70000]))
+def test_a_value_in_a_text_that_is_not_ascii_is_what_the_decoder_reads_there(value, after, before, cut, window):
+    written = json.dumps(value, ensure_ascii=False)
+    # Whole, or cut short by up to 40 characters (a value still open when the window or the text ends).
+    text = before + written[: len(written) - cut] + after
+    for index in (at for at in range(min(len(text), len(before) + 64)) if text[at] in "{["):
+        assert json_value_at(text, index, window) == decoded_or_none(text, index), (index, window)

@@ -100,7 +100,9 @@ def json_value_at(buffer: str, index: int, first_window: int = _FIRST_WINDOW) ->
         size = rest
     while True:
         whole = size >= rest
-        if whole and index <= size:
+        if not buffer.isascii():
+            text, at = _narrow_window(buffer, index, index + size), 0
+        elif whole and index <= size:
             text, at = buffer, index  # a failure's line count costs no more than the window
         else:
             text, at = buffer[index : index + size], 0
@@ -109,7 +111,9 @@ def json_value_at(buffer: str, index: int, first_window: int = _FIRST_WINDOW) ->
         except RecursionError:
             return None
         except json.JSONDecodeError as error:
-            settled = error.pos - at < size - _NEAR_THE_END and not error.msg.startswith("Unterminated string")
+            # Settled: the value failed well before the end of the text it was given.
+            near_end = len(text) - _NEAR_THE_END
+            settled = error.pos < near_end and not error.msg.startswith("Unterminated string")
             if whole or settled:
                 return None
             size *= _GROWTH
@@ -119,6 +123,23 @@ def json_value_at(buffer: str, index: int, first_window: int = _FIRST_WINDOW) ->
         except ValueError:  # e.g. an integer past the interpreter's digit limit
             return None
         return value, (end if text is buffer else index + end)
+
+
+def _narrow_window(buffer: str, index: int, stop: int) -> str:
+    """buffer[index:stop] cut just past its last closing bracket, for a buffer that is not ASCII.
+
+    A slice of a str holds only as wide a character kind as its own
+    characters need, and the C decoder reads a one-byte string faster than
+    a wide one (a 1 MB argument in DeepSeek's reply, whose markers are past
+    U+00FF: 2.8 ms in place, 0.3 + 1.8 sliced). The value at index is an
+    object or a list, so it ends at a closing bracket: cutting after the
+    window's last one loses no value that ends in the window, and leaves the
+    closer that follows it (the wide marker) out of the slice. A value that
+    runs past the cut fails at the slice's end, which ``json_value_at``
+    does not count as settled.
+    """
+    cut = max(buffer.rfind("}", index, stop), buffer.rfind("]", index, stop)) + 1
+    return buffer[index:cut]
 
 
 # What may follow an opening bracket (after JSON whitespace) in a valid value.
