@@ -24,6 +24,7 @@ from templatestudio.literal_search import Pair
 from templatestudio.resumable_match import MATCHED, MORE, Scan
 from templatestudio.watch_tables import REGEX_FIRST_LOOK, markup_after
 from templatestudio.wire.base import Format, Opener
+from templatestudio.wire.final_matches import HeldRun
 
 # Held text this short past an opener's literal goes to the automaton at once (see Opening.decide).
 SHORT_HOLD = 4
@@ -93,7 +94,7 @@ class Opening:
     """
 
     __slots__ = ("pairs", "anchor", "from_start", "line_start", "commit", "first_look", "own", "next", "trying",
-                 "undecided", "chosen", "settled")
+                 "undecided", "chosen", "settled", "final_windows")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
                  first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None,
@@ -118,6 +119,8 @@ class Opening:
         self.trying: Candidate | None = None
         self.undecided: list[Candidate] = []
         self.chosen: Pair | None = None
+        # HeldRun -> the window its run gives at the end of the text (found once, shared by the openers that share it).
+        self.final_windows: dict[HeldRun, int] | None = None
 
     def decide(self, buffer: str, final: bool) -> tuple[Decision, int]:
         """(decision, characters examined) for the literal at buffer[anchor], with final when the text ended."""
@@ -216,7 +219,16 @@ class Opening:
         held = openers[0].held
         if held is None or any(opener.held != held for opener in openers[1:]):
             return len(buffer), 0
-        return held.end(buffer, self.anchor)
+        # The openers sharing a literal mostly share its run too (three at <tool_calls>): the
+        # window is found once, and only the first look counts its characters.
+        windows = self.final_windows
+        if windows is None:
+            windows = self.final_windows = {}
+        elif held in windows:
+            return windows[held], 0
+        window, looked = held.end(buffer, self.anchor)
+        windows[held] = window
+        return window, looked
 
     def _undecided(self, candidate: Candidate, buffer: str) -> bool:
         """Keep a candidate still possible when the text ended; True when it is a cut call at once (``committed``:
