@@ -46,11 +46,17 @@ __all__ = ["DerivedShape", "derive_format", "derive_shape", "derived_format"]
 
 @dataclass(frozen=True)
 class DerivedShape:
-    """What derivation found in one template: the shape, or why there is none (exactly one is set)."""
+    """What derivation found in one template: the shape, why there is none, or the sandbox's stop (one is set).
+
+    stopped is set only where the derivation ran sandboxed
+    (``detect.derived_shape``) and was stopped at its deadline or memory cap,
+    as ``KIND: message``: it did not end, so it says neither.
+    """
 
     template: str
     wire: WireShape | None
     refused: str | None = None
+    stopped: str | None = None
 
 
 def derive(source) -> DerivedShape:

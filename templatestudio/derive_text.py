@@ -139,6 +139,9 @@ def _shape(renders: Renders, core: Core, envelope: _Envelope) -> tuple[Call, obj
     if not open_text and envelope.section is None:
         raise refuse("no literal opens a call (a bare call is told from prose only by a module's own rule)")
     if core.kind == "json call":
+        if not open_text:  # bare call objects inside a section: no registered shape writes calls so
+            raise refuse(f"the calls inside the section {envelope.section.open!r} are bare JSON objects with no "
+                          "literal of their own: not derived")
         first = literal_pieces(open_text)[0]
         rest = envelope.opening[envelope.opening.index(first) + len(first) :]
         # A literal the list's bracket abuts is watched with the bracket: "functools" alone is a word of prose.

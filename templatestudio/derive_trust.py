@@ -92,12 +92,42 @@ def _id_slot(wire: WireShape) -> bool:
     return wire.call_id is not None or getattr(wire.arguments, "id_key", None) is not None
 
 
+# Names a tool may have (OpenAI's rule: letters, digits, _ and -), beyond the probe's own two: the
+# derived reader must read back whatever name its writer writes, not only the names the template was shown.
+TRIAL_NAMES = ("get_exchange_rate", "search-web", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz",
+               "tool_0123456789", "x")
+
+
+def _refusal_of_names(calls: tuple[ParsedToolCall, ...], fmt: Format) -> str | None:
+    """Why the derived format cannot read back a call it writes under one of ``TRIAL_NAMES``; None when it can."""
+    for name in TRIAL_NAMES:
+        call = ParsedToolCall(name, calls[0].arguments)
+        written = fmt.write_call(call)
+        try:
+            got, content, _, _ = _read(written, fmt)
+        except UnparsedToolCall as error:
+            return f"its reader refuses its writer's call named {name!r}: {error}"
+        if [item.name for item in got] != [name] or content.strip():
+            return (f"its reader reads {[item.name for item in got]} and text {content.strip()[:60]!r} in its writer's "
+                    f"call named {name!r} ({written[:80]!r})")
+    return None
+
+
 def refusal_of_round_trip(wire: WireShape, renders: Renders, fmt: Format) -> str | None:
-    """Why the derived shape cannot be trusted with this template's calls; None when it round-trips."""
+    """Why the derived shape cannot be trusted with this template's calls; None when it round-trips.
+
+    Besides the template's renders, the format's own writer and reader must
+    agree on calls under ``TRIAL_NAMES`` (a name closed by a word such as
+    ``args`` cannot hold that word's first letter, so a name with an ``a``
+    would otherwise be written and then not read).
+    """
     for calls, text in renders.round_trip:
         refused = _refusal_of_render(calls, text, wire, fmt, renders.ids)
         if refused is not None:
             return refused
+    refused = _refusal_of_names(renders.round_trip[0][0], fmt)
+    if refused is not None:
+        return refused
     if wire.reasoning is not None:
         call = renders.round_trip[0][0][0]
         text = f"{wire.reasoning.open}plan the lookup{wire.reasoning.close}{fmt.write_call(call)}"

@@ -60,14 +60,17 @@ def detect_format(
     assistant's call, or writes it in a grammar neither a registered reader
     nor a derived one reads back exactly (``derived_shape`` says why).
     Raises TemplateProbeError when the template fails on every probe shape
-    (or the sandbox stopped it), AmbiguousFormat when several formats read
-    it back.
+    or the sandbox stopped the probe or the derivation (each gets the
+    deadline), AmbiguousFormat when several formats read it back.
     """
     probe = probe_template(source, deadline=deadline, memory_limit=memory_limit)
     found = _checked(probe)
     if found is not None or not derive or not probe.call_survives:
         return found
-    return derived_shape(source, deadline=deadline, memory_limit=memory_limit)[1]
+    shape, found = derived_shape(source, deadline=deadline, memory_limit=memory_limit)
+    if shape.stopped is not None:
+        raise TemplateProbeError(probe.name, shape.stopped)
+    return found
 
 
 def derived_shape(
@@ -92,7 +95,7 @@ def _derived(
             shape = run_sandboxed(functools.partial(derive, template), name=template.name, deadline=deadline,
                                   memory_limit=memory_limit)
         except (TemplateTimeout, TemplateResourceError) as stop:
-            shape = DerivedShape(template.name, None, f"{type(stop).__name__}: {stop}")
+            shape = DerivedShape(template.name, None, stopped=f"{type(stop).__name__}: {stop}")
     return shape, (derived_format(shape.wire, shape.template) if shape.wire is not None else None)
 
 
@@ -117,5 +120,7 @@ def resolve_format(source, *, deadline: float | None = DEFAULT_DEADLINE) -> Form
         shape, found = derived_shape(source, deadline=deadline)
         if found is not None:
             return found
+        if shape.stopped is not None:
+            raise TemplateProbeError(probe.name, shape.stopped)
         reason += f"; none derived: {shape.refused}"
     raise NoToolCallFormat(f"{probe.name}: no tool-call format found in its chat template ({reason})")
