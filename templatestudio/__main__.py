@@ -11,7 +11,10 @@ weights. With no target it checks the course's families. Templates are code
 from strangers, so each probe runs in a child process killed at
 ``--deadline`` seconds and capped at ``--memory-limit`` MiB
 (``templatestudio.sandbox``); a template stopped that way gets its row, a
-line on stderr and exit status 1.
+line on stderr and exit status 1. Where no registered format reads the
+call, the derivation runs in a sandbox of its own with the same deadline
+(so one template may take up to twice ``--deadline``), and its stop is
+reported the same way.
 
 ``corpus fetch [--dest DIR] [--base-url URL] [--jobs N] [--timeout SECONDS]``
 downloads the template corpus from the public sources the project lists
@@ -89,14 +92,18 @@ def check_row(
     from templatestudio.probe import probe_template
 
     probe = probe_template(template, deadline=deadline, memory_limit=memory_limit)
-    fmt, declaration = probe.format, None
+    fmt, declaration, error = probe.format, None, probe.error
+    stopped = probe.stopped
     if fmt is None and probe.call_survives and not probe.ambiguous and not probe.stopped:
         shape, fmt = derived_shape(template, deadline=deadline, memory_limit=memory_limit)
         declaration = shape.wire.source() if shape.wire is not None else None
         underived = shape.refused
-    if probe.stopped:
+        if shape.stopped is not None:  # the derivation's own sandbox stopped it (it gets the deadline too)
+            stopped, error = True, shape.stopped
+    if stopped:
         parse_with = STOPPED
-    elif template.response_template is not None:
+    elif template.response_template is not None and error is None:
+        # The model's own parser, but only for a template that renders: an error is the row's news.
         parse_with = "response template"
     elif fmt is not None and fmt.derived_from:
         parse_with = "derived format (its declaration is printed below the table)"
@@ -113,7 +120,7 @@ def check_row(
         "format": fmt.name if fmt else None,
         "parse_with": parse_with,
         "text_values": list(probe.text_values),
-        "error": probe.error,
+        "error": error,
         "declaration": declaration,
     }
 
@@ -131,7 +138,7 @@ def format_check_table(rows: list[dict]) -> str:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from templatestudio.templates import TemplateLoadError, TemplateNotFound, load_chat_templates
+    from templatestudio.templates import TemplateLoadError, TemplateNotFound, chat_template_loads
 
     targets = args.targets
     if not targets:
@@ -140,9 +147,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         targets = list(TABLE_FAMILIES.values())
     rows, failures = [], []
     memory_limit = int(args.memory_limit * 2**20)
-    for target in targets:
+    # A folder of .jinja files is loaded file by file: one file that cannot be loaded is its own
+    # line on stderr, and the others still get their rows.
+    for target, load in [item for target in targets for item in chat_template_loads(target)]:
         try:
-            templates = load_chat_templates(target)
+            templates = load()
         except (TemplateLoadError, TemplateNotFound) as error:
             failures.append(_one_line(error))  # already names the file and says why
             continue

@@ -78,16 +78,17 @@ class TemplateProbe:
     wire: str  # the call turn as the template wrote it, cut at the end of the turn
     shape: CallShape | None  # the form of the call message that rendered
     text_values: tuple[str, ...] = ()  # probe keys read back as text, not typed
-    error: str | None = None  # the template's own error when no shape rendered
+    error: str | None = None  # the template's own errors when no shape rendered, joined by " / " to be shown
     stopped: bool = False  # the sandbox killed the probe (deadline or memory); error says which
     ambiguous: tuple[str, ...] = ()  # every format that read the probe back, when more than one did
     with_tools: bool = True  # False: it raised on every shape with tools, and rendered only without them
+    errors: tuple[str, ...] = ()  # each distinct error of error, "TypeName: message", as raised
 
     @property
     def reason(self) -> str:
         """One line: the format found, or why there is none."""
         if self.error is not None:  # the error as raised, then what it means and what to do
-            return f"template error: {self.error} — {advice_for(self.error)}"
+            return f"template error: {self.error} — {advice_for(self.errors or (self.error,))}"
         if self.format is not None and not self.renders_tools:
             return (f"{self.format.name}: {self.format.description}; the template lists no tools "
                     "(describe them in a system message)")
@@ -140,7 +141,7 @@ def _probe(template: ChatTemplate) -> TemplateProbe:
     found = _probe_shapes(template, [PROBE_TOOL], errors) or _probe_shapes(template, None, [])
     if found is not None:
         return found
-    return TemplateProbe(template.name, None, False, False, "", None, error=" / ".join(errors))
+    return TemplateProbe(template.name, None, False, False, "", None, error=" / ".join(errors), errors=tuple(errors))
 
 
 def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str]) -> TemplateProbe | None:
@@ -248,6 +249,6 @@ def probe_template(
         return _probe_sandboxed(template, deadline, memory_limit)
     except (TemplateTimeout, TemplateResourceError) as stop:
         error = f"{type(stop).__name__}: {stop}"
-        return TemplateProbe(template.name, None, False, False, "", None, error=error, stopped=True)
+        return TemplateProbe(template.name, None, False, False, "", None, error=error, stopped=True, errors=(error,))
 
 

@@ -1,9 +1,10 @@
 """What a template's render error means and what the user can do about it.
 
-The probe records a template's error as ``"TypeName: message"`` (joined
-with `` / `` when call shapes fail differently), as text, because it may
-come back from a sandboxed child process. ``advice_for(error)`` looks each
-part up in ``KNOWN_ERRORS``, a table of the error kinds Jinja and
+The probe records each error a template raised as ``"TypeName: message"``
+(one per distinct error when call shapes fail differently:
+``TemplateProbe.errors``), as text, because it may come back from a
+sandboxed child process. ``advice_for(errors)`` looks each one up in
+``KNOWN_ERRORS``, a table of the error kinds Jinja and
 transformers' sandbox raise, keyed by the exception's type name and a
 pattern on its message, and says in one line what the error means and
 what to do. An error of a kind the table does not hold still gets a line
@@ -18,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["KNOWN_ERRORS", "ErrorKind", "advice_for", "kind_of", "split_error"]
+__all__ = ["KNOWN_ERRORS", "ErrorKind", "advice_for", "error_part", "kind_of"]
 
 # Methods that change the object they are called on; transformers renders
 # templates in Jinja's immutable sandbox, which refuses every one of them.
@@ -97,13 +98,14 @@ KNOWN_ERRORS: tuple[ErrorKind, ...] = (
 _PART = re.compile(r"(?P<exception>\w+): (?P<message>.*)", re.S)
 
 
-def split_error(error: str) -> list[tuple[str, str]]:
-    """(exception type name, message) of each part of a probe's error text."""
-    parts = []
-    for part in error.split(" / "):
-        found = _PART.fullmatch(part)
-        parts.append((found.group("exception"), found.group("message")) if found else ("", part))
-    return parts
+def error_part(error: str) -> tuple[str, str]:
+    """(exception type name, message) of one error as the probe records it ("TypeName: message").
+
+    The message is everything after the first ": ", whatever it holds (a
+    template's own ``raise_exception('user / assistant only')`` included).
+    """
+    found = _PART.fullmatch(error)
+    return (found.group("exception"), found.group("message")) if found else ("", error)
 
 
 def kind_of(exception: str, message: str) -> tuple[ErrorKind, str] | None:
@@ -115,10 +117,12 @@ def kind_of(exception: str, message: str) -> tuple[ErrorKind, str] | None:
     return None
 
 
-def advice_for(error: str) -> str:
-    """One line of advice for a probe's error text, one clause per distinct kind of error in it."""
+def advice_for(errors: tuple[str, ...] | list[str]) -> str:
+    """One line of advice for a probe's errors (``TemplateProbe.errors``), one clause per distinct kind."""
+    if isinstance(errors, str):
+        raise TypeError("advice_for takes the probe's errors, a sequence of 'TypeName: message' texts, not one text")
     advice = []
-    for exception, message in split_error(error):
+    for exception, message in map(error_part, errors):
         known = kind_of(exception, message)
         line = known[1] if known else (
             f"the template raised {exception or 'an error'} on every call shape the probe tries; "

@@ -8,8 +8,10 @@ ever downloaded: no vocabulary, no weights.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -52,15 +54,21 @@ def looks_like_path(target: str) -> bool:
 def read_text_file(path: str | Path) -> str:
     """A template or config file's text; TemplateLoadError or TemplateNotFound saying why not.
 
-    Refused, each in one line naming the file: a missing file, one that
-    cannot be read (permissions, a directory), one holding NUL bytes (a
+    Refused, each in one line naming the file: a missing file, a dangling
+    symbolic link, a pipe, socket or device, one that cannot be read
+    (permissions, a directory, a loop of links), one holding NUL bytes (a
     binary file), one that is not UTF-8, and one that is empty or only
     whitespace.
     """
     path = Path(path)
+    if path.exists() and not path.is_file() and not path.is_dir():
+        # Reading a FIFO would wait for a writer that may never come.
+        raise TemplateLoadError(f"{path}: not a regular file (a pipe, socket or device)")
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        if path.is_symlink():
+            raise TemplateLoadError(f"{path}: a symbolic link to {path.readlink()}, which does not exist") from None
         raise TemplateNotFound(f"no such file or directory: {path}") from None
     except OSError as error:
         raise TemplateLoadError(f"{path}: cannot be read ({error.strerror or error})") from None
@@ -101,7 +109,9 @@ class ChatTemplate:
     templates fail on an undefined eos_token, so files and configs that do
     not name bos and eos render them as empty strings. Two ChatTemplates are
     equal when name, source and special tokens are, which is what probe
-    results are cached on.
+    results are cached on. response_template is the tokenizer's response
+    template when it is one transformers can read (a non-empty dict); an
+    empty or other value counts as none.
     """
 
     name: str
@@ -138,7 +148,7 @@ class ChatTemplate:
             tokenizer.name_or_path,
             source,
             tuple(sorted(tokens.items())),
-            getattr(tokenizer, "response_template", None),
+            _response_template(getattr(tokenizer, "response_template", None)),
         )
 
     @classmethod
@@ -156,10 +166,19 @@ class ChatTemplate:
         """
         source = jinja_source if jinja_source is not None else config.get("chat_template")
         if isinstance(source, list):
+            if not all(isinstance(item, dict) for item in source):
+                raise TemplateLoadError(f"{name}: its chat_template list holds entries that are not "
+                                        "{name, template} objects")
             named = {item.get("name"): item.get("template") for item in source}
             source = named.get("tool_use") or named.get("default")
-        if not isinstance(source, str):
+            if source is None:
+                raise TemplateLoadError(f"{name}: its chat_template list names {sorted(map(str, named))}, "
+                                        "neither 'tool_use' nor 'default'")
+        if source is None:
             raise NoToolCallFormat(f"{name}: no chat template in its tokenizer config")
+        if not isinstance(source, str):
+            raise TemplateLoadError(f"{name}: its chat_template is a JSON {type(source).__name__}, not a template "
+                                    "string or a list of named templates")
         if not source.strip():
             raise TemplateLoadError(f"{name}: its chat template is empty")
         tokens = dict(_EMPTY_BOS_EOS)
@@ -169,7 +188,7 @@ class ChatTemplate:
                 value = value.get("content")
             if isinstance(value, str):
                 tokens[key] = value
-        return cls(name, source, tuple(sorted(tokens.items())), config.get("response_template"))
+        return cls(name, source, tuple(sorted(tokens.items())), _response_template(config.get("response_template")))
 
     @classmethod
     def from_dir(cls, path: str | Path) -> ChatTemplate:
@@ -178,7 +197,8 @@ class ChatTemplate:
         config_file, jinja_file = path / "tokenizer_config.json", path / "chat_template.jinja"
         config = _read_config(config_file) if config_file.exists() else {}
         jinja = read_text_file(jinja_file) if jinja_file.exists() else None
-        return cls.from_config(path.name, config, jinja)
+        # "." and "models/qwen/" are named by the folder itself, never by an empty name.
+        return cls.from_config(path.name or path.resolve().name or str(path), config, jinja)
 
     @classmethod
     def from_hub(cls, repo_id: str) -> ChatTemplate:
@@ -199,27 +219,62 @@ class ChatTemplate:
         return cls.from_config(repo_id, config, jinja)
 
 
+def _response_template(value) -> dict | None:
+    """A response template as transformers reads one (a JSON schema: a non-empty dict), else None."""
+    return value if isinstance(value, dict) and value else None
+
+
+def chat_template_loads(target: str | Path) -> list[tuple[str | Path, Callable[[], list[ChatTemplate]]]]:
+    """(what is loaded, how) for the templates a target names: one load per file of a folder of .jinja files.
+
+    So one file of a folder that cannot be loaded (empty, binary, a
+    sub-folder or a dangling link named ``*.jinja``) fails alone and the
+    others still load; any other target is one ``load_chat_templates``.
+    """
+    path = Path(target)
+    if str(target).strip() and path.is_dir() and not _is_model_folder(path):
+        files = sorted(path.glob("*.jinja"))
+        if files:
+            return [(file, functools.partial(_file_templates, file)) for file in files]
+    return [(target, functools.partial(load_chat_templates, target))]
+
+
+def _file_templates(path: Path) -> list[ChatTemplate]:
+    return [ChatTemplate.from_file(path)]
+
+
+def _is_model_folder(path: Path) -> bool:
+    return (path / "tokenizer_config.json").exists() or (path / "chat_template.jinja").exists()
+
+
 def load_chat_templates(target: str | Path) -> list[ChatTemplate]:
     """The templates a target names.
 
     A target is a .jinja file, a model folder (tokenizer_config.json and/or
-    chat_template.jinja), a folder of .jinja files, or a Hub repo id. A
+    chat_template.jinja), a tokenizer config file under any ``.json`` name,
+    a folder of .jinja files, or a Hub repo id. A
     target that can only be a path (``looks_like_path``) and does not exist
     raises TemplateNotFound ("no such file or directory: X") instead of
     being asked of the Hub; unreadable files raise as ``read_text_file`` says.
     """
+    if not str(target).strip():
+        raise TemplateNotFound("an empty target names no file, folder or Hub repo (use . for this folder)")
     path = Path(target)
     if path.is_file():
         if path.name == "tokenizer_config.json":
             return [ChatTemplate.from_dir(path.parent)]
+        if path.suffix == ".json":  # a tokenizer config saved under another name: the config alone
+            return [ChatTemplate.from_config(path.stem, _read_config(path))]
         return [ChatTemplate.from_file(path)]
     if path.is_dir():
-        if (path / "tokenizer_config.json").exists() or (path / "chat_template.jinja").exists():
+        if _is_model_folder(path):
             return [ChatTemplate.from_dir(path)]
         templates = [ChatTemplate.from_file(file) for file in sorted(path.glob("*.jinja"))]
         if not templates:
             raise TemplateNotFound(f"{target}: no tokenizer_config.json or .jinja files in this folder")
         return templates
+    if path.is_symlink() or path.exists():  # a dangling or looping link, a pipe: read_text_file says which
+        return [ChatTemplate.from_file(path)]
     if isinstance(target, Path) or looks_like_path(str(target)):
         raise TemplateNotFound(f"no such file or directory: {target}")
     return [ChatTemplate.from_hub(str(target))]

@@ -103,7 +103,7 @@ def test_check_reports_a_template_error(tmp_path, capsys):
     (tmp_path / "refuses.jinja").write_text("{{ raise_exception('no conversations, please') }}")
     assert main(["check", "--json", str(tmp_path / "refuses.jinja")]) == 0
     (row,) = json.loads(capsys.readouterr().out)["templates"]
-    assert row["parse_with"] == f"none: template error: {row['error']} — {advice_for(row['error'])}"
+    assert row["parse_with"] == f"none: template error: {row['error']} — {advice_for((row['error'],))}"
     assert row["error"] == "TemplateError: no conversations, please"
 
 
@@ -326,3 +326,90 @@ def test_an_empty_chat_template_in_a_config_is_one_line(tmp_path, capsys):
     (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": "  "}))
     status, _, err = run_targets(capsys, str(model))
     assert (status, err) == (1, ["model: its chat template is empty"])
+
+
+# Bad members a folder of templates may hold, and the line each gets.
+def _bad_member(kind: str, path: Path) -> str:
+    if kind == "empty":
+        path.write_bytes(b"")
+        return f"{path}: the file is empty"
+    if kind == "binary":
+        path.write_bytes(b"\x00\x01")
+        return f"{path}: holds NUL bytes at offset 0: a binary file, not a template"
+    if kind == "folder":
+        path.mkdir()
+        return f"{path}: cannot be read (Is a directory)"
+    if kind == "loop":
+        path.symlink_to(path)
+        return f"{path}: cannot be read (Too many levels of symbolic links)"
+    if kind == "fifo":
+        os.mkfifo(path)
+        return f"{path}: not a regular file (a pipe, socket or device)"
+    path.symlink_to(path.parent / "nowhere")  # dangling
+    return f"{path}: a symbolic link to {path.parent / 'nowhere'}, which does not exist"
+
+
+@settings(max_examples=25, deadline=None, **PER_EXAMPLE_CAPSYS)
+@given(st.lists(st.sampled_from(["good", "plain", "empty", "binary", "folder", "dangling", "loop", "fifo"]), min_size=1,
+                max_size=6))
+def test_each_file_of_a_folder_is_checked_alone(tmp_path_factory, capsys, members):
+    # One bad file in a folder of templates used to end the folder's check with its one line.
+    folder = tmp_path_factory.mktemp("templates")
+    rows, lines = [], []
+    for index, kind in enumerate(members):
+        path = folder / f"t{index}.jinja"
+        if kind in ("good", "plain"):
+            path.write_text(HERMES_TEMPLATE if kind == "good" else PLAIN_TEMPLATE)
+            rows.append(f"t{index}")
+        else:
+            lines.append(_bad_member(kind, path))
+    status, out, err = run_targets(capsys, str(folder))
+    assert status == (1 if lines else 0)
+    assert err == lines
+    assert [line.split()[0] for line in out[1:]] == rows
+    for line, (index, kind) in zip(lines, [(i, k) for i, k in enumerate(members) if k not in ("good", "plain")]):
+        if kind != "folder":  # (named alone, a folder is a target of its own kind)
+            # Named alone, each bad file gets the same line.
+            assert run_targets(capsys, str(folder / f"t{index}.jinja")) == (1, [], [line]), kind
+
+
+def test_a_response_template_does_not_hide_an_error_or_count_when_empty(tmp_path, capsys):
+    model = tmp_path / "model"
+    model.mkdir()
+    config = {"chat_template": "{{ raise_exception('no tools for you') }}", "response_template": {"type": "object"}}
+    (model / "tokenizer_config.json").write_text(json.dumps(config))
+    status, out, _ = run_targets(capsys, str(model))
+    assert status == 0 and out[1].startswith("model    False  False  -            none: template error: TemplateError: no "
+                                             "tools for you — ")
+    for empty in ("", {}, [], None):
+        (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": HERMES_TEMPLATE,
+                                                                 "response_template": empty}))
+        assert run_targets(capsys, str(model))[1][1] == "model    True   True   hermes       hermes parser"
+
+
+def test_the_current_folder_is_named_by_itself_and_an_empty_target_is_refused(tmp_path, capsys, monkeypatch):
+    model = tmp_path / "my-model"
+    model.mkdir()
+    (model / "chat_template.jinja").write_text(HERMES_TEMPLATE)
+    monkeypatch.chdir(model)
+    for target in (".", "./", str(model) + "/"):
+        assert run_targets(capsys, target)[1][1] == "my-model True   True   hermes       hermes parser"
+    assert run_targets(capsys, "") == (1, [], ["an empty target names no file, folder or Hub repo (use . for this folder)"])
+
+
+@pytest.mark.parametrize("chat_template,line", [
+    (["{{ x }}"], "its chat_template list holds entries that are not {name, template} objects"),
+    ([{"name": "rag", "template": "{{ x }}"}], "its chat_template list names ['rag'], neither 'tool_use' nor 'default'"),
+    ({"default": "{{ x }}"}, "its chat_template is a JSON dict, not a template string or a list of named templates"),
+    (7, "its chat_template is a JSON int, not a template string or a list of named templates"),
+])
+def test_a_chat_template_of_another_shape_is_one_line(tmp_path, capsys, chat_template, line):
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "tokenizer_config.json").write_text(json.dumps({"chat_template": chat_template}))
+    assert run_targets(capsys, str(model)) == (1, [], [f"model: {line}"])
+
+
+def test_a_tokenizer_config_under_another_name_is_read_as_a_config(tmp_path, capsys):
+    (tmp_path / "qwen-like.json").write_text(json.dumps({"chat_template": HERMES_TEMPLATE, "eos_token": "<|end|>"}))
+    assert run_targets(capsys, str(tmp_path / "qwen-like.json"))[1][1] == "qwen-like True   True   hermes       hermes parser"

@@ -210,7 +210,7 @@ def test_a_template_that_always_raises_reports_its_own_error():
     source = mini_template(HERMES_CALL, checks="{{ raise_exception('no tool calls here, ever') }}")
     probe = probe_template(source)
     assert probe.error == "TemplateError: no tool calls here, ever"
-    assert probe.reason == f"template error: TemplateError: no tool calls here, ever — {advice_for(probe.error)}"
+    assert probe.reason == f"template error: TemplateError: no tool calls here, ever — {advice_for(probe.errors)}"
     for deadline in (None, DEFAULT_DEADLINE):  # in-process and sandboxed say the same
         with pytest.raises(TemplateProbeError) as caught:
             detect_format(source, deadline=deadline)

@@ -10,13 +10,17 @@ from the table, never the fallback line alone.
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from templatestudio.__main__ import check_row
 from templatestudio.corpus import corpus_templates, load_labels, scan
 from templatestudio.probe import probe_template
 from templatestudio.sandbox import TemplateResourceError, TemplateTimeout
-from templatestudio.template_errors import KNOWN_ERRORS, advice_for, kind_of, split_error
+from templatestudio.template_errors import KNOWN_ERRORS, advice_for, error_part, kind_of
 from templatestudio.templates import ChatTemplate
 
 needs_corpus = pytest.mark.usefixtures("needs_corpus")
@@ -49,22 +53,23 @@ STOPS = {
 }
 
 
-def probe_error(source: str) -> str:
+def probe_errors(source: str) -> tuple[str, ...]:
     probe = probe_template(ChatTemplate("t", source))
     assert probe.error is not None, "the template rendered: it no longer raises the kind it stands for"
-    return probe.error
+    assert probe.error == " / ".join(probe.errors)
+    return probe.errors
 
 
 @pytest.mark.parametrize("name", sorted(RAISING))
 def test_each_kind_of_render_error_gets_its_advice(name):
     source, words = RAISING[name]
-    error = probe_error(source)
+    errors = probe_errors(source)
     probe = probe_template(ChatTemplate("t", source))
-    assert probe.reason == f"template error: {error} — {advice_for(error)}"
-    advice = advice_for(error)
-    assert all(kind_of(exception, message) for exception, message in split_error(error)), error
+    advice = advice_for(errors)
+    assert probe.reason == f"template error: {probe.error} — {advice}"
+    assert all(kind_of(*error_part(error)) for error in errors), errors
     missing = [word for word in words if word not in advice]
-    assert missing == [], (error, advice)
+    assert missing == [], (errors, advice)
 
 
 @pytest.mark.parametrize("name", sorted(STOPS))
@@ -72,33 +77,42 @@ def test_the_sandboxs_stops_get_their_advice(name):
     stop, words = STOPS[name]
     error = f"{type(stop).__name__}: {stop}"
     assert kind_of(type(stop).__name__, str(stop)) is not None
-    assert all(word in advice_for(error) for word in words), advice_for(error)
+    assert all(word in advice_for((error,)) for word in words), advice_for((error,))
 
 
 def test_every_known_kind_is_raised_by_some_test_template():
     # A kind no real error reaches is dead weight (or its pattern is wrong).
-    errors = [probe_error(source) for source, _ in RAISING.values()]
+    errors = [error for source, _ in RAISING.values() for error in probe_errors(source)]
     errors += [f"{type(stop).__name__}: {stop}" for stop, _ in STOPS.values()]
-    reached = {id(known[0]) for error in errors for exception, message in split_error(error)
-               if (known := kind_of(exception, message))}
+    reached = {id(known[0]) for error in errors if (known := kind_of(*error_part(error)))}
     unreached = [f"{kind.exception}: {kind.pattern.pattern}" for kind in KNOWN_ERRORS if id(kind) not in reached]
     assert unreached == []
 
 
 def test_an_unknown_kind_still_says_what_and_where_to_look():
-    error = probe_error("{{ 1 // 0 }}")
+    (error,) = probe_errors("{{ 1 // 0 }}")
     assert error == "ZeroDivisionError: integer division or modulo by zero"
-    advice = advice_for(error)
+    advice = advice_for((error,))
     assert "ZeroDivisionError" in advice and "its message says what it expects" in advice
     assert probe_template(ChatTemplate("t", "{{ 1 // 0 }}")).reason.startswith(f"template error: {error} — ")
 
 
 def test_one_clause_per_distinct_kind():
-    error = probe_error(RAISING["string content indexed"][0])
-    assert " / " in error  # the probe's shapes failed in different ways
-    advice = advice_for(error)
+    errors = probe_errors(RAISING["string content indexed"][0])
+    assert len(errors) > 1  # the probe's shapes failed in different ways
+    advice = advice_for(errors)
     clauses = advice.split("; the template ")
-    assert len(clauses) == len(set(clauses)) == len({kind_of(e, m)[1] for e, m in split_error(error)})
+    assert len(clauses) == len(set(clauses)) == len({kind_of(*error_part(error))[1] for error in errors})
+
+
+@given(st.lists(st.sampled_from(["only", "user", " / ", "assistant", "/", " ", "roles", ": "]), max_size=8).map("".join))
+def test_a_message_holding_the_separator_is_one_error_with_one_clause(message):
+    # The errors are kept apart (TemplateProbe.errors), not split back out of the joined text: a
+    # template's own message may hold " / " (Only user / assistant roles are supported).
+    source = "{{ raise_exception(" + json.dumps(message) + ") }}"
+    probe = probe_template(ChatTemplate("t", source))
+    assert probe.errors == (f"TemplateError: {message}",)
+    assert probe.reason == f"template error: {probe.error} — {kind_of('TemplateError', message)[1]}"
 
 
 def test_check_rows_carry_the_advice_never_the_bare_error(tmp_path):
@@ -106,7 +120,7 @@ def test_check_rows_carry_the_advice_never_the_bare_error(tmp_path):
     template = ChatTemplate.from_file(tmp_path / "mutates.jinja")
     row = check_row(template, deadline=20)
     assert row["error"] == "SecurityError: access to attribute 'append' of 'list' object is unsafe."
-    assert row["parse_with"] == f"none: template error: {row['error']} — {advice_for(row['error'])}"
+    assert row["parse_with"] == f"none: template error: {row['error']} — {advice_for((row['error'],))}"
 
 
 # --- the corpus's templates that do not render ----------------------------------------
@@ -123,10 +137,10 @@ def test_every_corpus_template_that_errors_gets_advice_from_the_table(erroring):
     labels = load_labels()
     assert {name for name, label in labels.items() if label["format"] == "error"} <= set(erroring)
     for name, row in erroring.items():
-        error = row.probe.error
-        unknown = [part for part in split_error(error) if kind_of(*part) is None]
-        assert unknown == [], (name, error)
-        assert row.probe.reason == f"template error: {error} — {advice_for(error)}"
+        errors = row.probe.errors
+        unknown = [error for error in errors if kind_of(*error_part(error)) is None]
+        assert unknown == [], (name, errors)
+        assert row.probe.reason == f"template error: {row.probe.error} — {advice_for(errors)}"
 
 
 @needs_corpus

@@ -206,7 +206,7 @@ def test_the_probe_reports_a_runaway_loop_as_stopped():
         "TemplateTimeout: loops: the template did not finish rendering within the 2 s deadline "
         "(its render was killed)"
     )
-    assert probe.reason == f"template error: {probe.error} — {advice_for(probe.error)}"
+    assert probe.reason == f"template error: {probe.error} — {advice_for(probe.errors)}"
 
 
 @pytest.mark.parametrize("source", MEMORY_BOMBS.values(), ids=MEMORY_BOMBS.keys())
@@ -308,7 +308,7 @@ def test_check_stops_a_memory_bomb_in_a_folder_and_reports_the_rest(tmp_path):
         "TemplateResourceError: bomb: the template's render was stopped: "
         "it ran out of memory under the 256 MiB memory limit"
     )
-    assert rows["escape"]["parse_with"] == f"none: template error: {rows['escape']['error']} — {advice_for(rows['escape']['error'])}"
+    assert rows["escape"]["parse_with"] == f"none: template error: {rows['escape']['error']} — {advice_for((rows['escape']['error'],))}"
     assert rows["escape"]["error"].startswith("SecurityError: access to attribute '__globals__'")
     assert (rows["hermes_mini"]["format"], rows["hermes_mini"]["parse_with"]) == ("hermes", "hermes parser")
     assert report["failures"] == [
