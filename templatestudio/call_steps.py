@@ -77,8 +77,10 @@ class CallSteps:
                 # Its next copies are asked Tables.refuses first (engine.Machine._text); every
                 # literal an anywhere Opening decides has its refusal there.
                 self._prose.add(literal)
-            self._examined += len(literal)
-            self._emit(TextDelta, self._at + len(literal))
+            # Text as far as a literal may start inside it (Tables.inner_starts): the search goes on there.
+            size = self._tables.inner_starts[literal]
+            self._examined += size
+            self._emit(TextDelta, self._at + size)
         return True
 
     def _open_region(self, fmt: Format, opener: Opener, anchor: int) -> bool:

@@ -254,7 +254,7 @@ class Machine(CallSteps, StartSteps, MachineState):
                 break
             # Prose, as an Opening would decide, and so are the copies right after it (each looked at
             # once more, and crossed): a flood of the literal is one text delta, not one per copy.
-            self._examined += (past - begin) // len(literal) + past - end
+            self._examined += (past - begin) // len(literal) + max(past - end, 0)
             at = past
         self._emit(TextDelta, begin)
         pairs = self._anywhere[literal]

@@ -40,7 +40,8 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
 
     A literal followed by a character none of its openers accepts is
     passed over whole inside the search (``(*SKIP)``), as the machine would
-    emit it as text and go on after it: a flood of ``{`` or ``[`` that no
+    emit it as text and go on after it (only as far as ``inner_start``,
+    where another literal may start inside it): a flood of ``{`` or ``[`` that no
     opener continues costs one search, not one decision per character.
     A literal at the end of the buffer is always found (more may come), and
     so is one with a commitment (``commitment``), whatever follows it. The
@@ -57,7 +58,10 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
             node[""] = ""
         else:
             viable = "".join(map(regex.escape, follow))
-            node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z)|(*SKIP)(*FAIL)"
+            # Passed over whole, unless a literal may start inside it (then the search tries the next
+            # positions as it would after any failure, and finds [TOOL_CALLS] in functools[TOOL_CALLS]).
+            skip = "(*SKIP)" if inner_start(literal, literals) == len(literal) else ""
+            node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z)|{skip}(*FAIL)"
 
     def spelled(node: dict) -> str:
         # The longer literals (children) first, then the one ending here.
@@ -69,6 +73,22 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
     firsts = regex.escape("".join(sorted(trie)))
     # The class in front lets the search skip to a possible first character at C speed.
     return regex.compile(f"(?=[{firsts}]){spelled(trie)}")
+
+
+def inner_start(literal: str, literals: list[str]) -> int:
+    """The first offset inside literal (past its first character) where one of literals may start, else its length.
+
+    A literal may start there when the rest of literal from there is the
+    start of one (``functools[`` and ``[TOOL_CALLS]``) or holds one whole.
+    Text settled past such an offset would hide a call there: the search
+    (``literal_search``), the machine's prose step and ``Tables.refused_run``
+    settle a literal found prose only this far.
+    """
+    for offset in range(1, len(literal)):
+        rest = literal[offset:]
+        if any(other.startswith(rest) or rest.startswith(other) for other in literals):
+            return offset
+    return len(literal)
 
 
 def _damaged(markup: str) -> str:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import regex
 
 from templatestudio.canonical_runs import RunShape
-from templatestudio.literal_search import Pair, commitment, literal_search
+from templatestudio.literal_search import Pair, commitment, inner_start, literal_search
 from templatestudio.resumable_match import MATCHED
 from templatestudio.run_shapes import run_shape
 from templatestudio.wire.base import Format, Opener
@@ -74,6 +74,11 @@ class Tables:
     # literal -> its first (format, opener), where that opener's pattern is matched by the literal
     # alone: an Opening there opens it at once, whatever follows (a framing token's drop, <|eom|>)
     tokens: dict[str, Pair]
+    # literal -> the first offset inside it at which a literal may start, its length when none
+    # (``literal_search.inner_start``): a literal found prose is settled as text only that far.
+    inner_starts: dict[str, int]
+    # the literals whose copies, back to back, may hold another literal across them (see refused_run)
+    uncrossable: frozenset[str]
 
     def refuses(self, literal: str, buffer: str, at: int, final: bool) -> bool:
         """Whether the literal at buffer[at] is prose for certain: what an ``Opening`` would decide, without one.
@@ -101,7 +106,10 @@ class Tables:
     def refused_run(self, literal: str, buffer: str, at: int, final: bool) -> int:
         """The end of the copies of literal standing back to back from buffer[at] that ``refuses`` calls prose.
 
-        at itself when the first copy is not prose for certain. The copies
+        at itself when the first copy is not prose for certain. The last copy
+        counts only as far as a literal may start inside it (``inner_starts``),
+        and where copies back to back may hold another literal
+        (``uncrossable``) only the first copy is taken. The copies
         after the first are taken where they stand, without the search for
         the next literal, which would find each one there: no longer literal
         starts with this one (else the search might find that one), and in a
@@ -111,13 +119,16 @@ class Tables:
         if not self.refuses(literal, buffer, at, final):
             return at
         size = len(literal)
+        # Settled only as far as a literal may start inside the last copy crossed (Tables.inner_starts):
+        # the search looks there next (``[TOOL_CALLS]`` then ``]<]minimax[>[``).
+        short = size - self.inner_starts[literal]
         end = at + size
-        if literal in self.extended:
-            return end
+        if literal in self.extended or literal in self.uncrossable:
+            return end - short
         last = len(buffer) - (size if final else max(size, self.longest))
         while end <= last and buffer.startswith(literal, end) and self.refuses(literal, buffer, end, final):
             end += size
-        return end
+        return end - short
 
     def starts_at_reply(self, head: str, final: bool) -> list[Pair] | None:
         """The start-only openers whose literal head starts with; None while head may still grow into one."""
@@ -187,7 +198,15 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
                   for literal, pairs in anywhere.items()},
         extended=frozenset(item for item in literals if any(other != item and other.startswith(item) for other in literals)),
         tokens={literal: pairs[0] for literal, pairs in anywhere.items() if _opened_by(pairs[0][1], literal)},
+        inner_starts={literal: inner_start(literal, literals) for literal in literals},
+        uncrossable=frozenset(literal for literal in literals if _holds_another(literal, literals)),
     )
+
+
+def _holds_another(literal: str, literals: list[str]) -> bool:
+    """Whether copies of literal back to back hold another literal starting inside one copy."""
+    copies = literal * (2 + max(map(len, literals)) // len(literal))
+    return any(copies.startswith(other, offset) for offset in range(1, len(literal)) for other in literals)
 
 
 def _opened_by(opener: Opener, literal: str) -> bool:
