@@ -227,6 +227,10 @@ class CallPreview:
         if self._key == "arguments" and (self._done or self._pieces):
             self.stopped = "the call object has arguments a second time"
             return None
+        if self._key == "name" and (self.name is not None or self._name_text):
+            # The decoder keeps the last; the preview stops and the reader reads it so.
+            self.stopped = "the call object has a name a second time"
+            return None
         self._steps[0:0] = [_Literal(":"), "value"]
         return end
 
