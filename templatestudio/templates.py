@@ -177,8 +177,10 @@ class ChatTemplate:
         if source is None:
             raise NoToolCallFormat(f"{name}: no chat template in its tokenizer config")
         if not isinstance(source, str):
-            raise TemplateLoadError(f"{name}: its chat_template is a JSON {type(source).__name__}, not a template "
-                                    "string or a list of named templates")
+            kind = {"dict": "object", "int": "number", "float": "number", "bool": "boolean"}.get(
+                type(source).__name__, type(source).__name__)
+            raise TemplateLoadError(f"{name}: its chat_template is a JSON {kind}, not a template string or a list "
+                                    "of named templates")
         if not source.strip():
             raise TemplateLoadError(f"{name}: its chat template is empty")
         tokens = dict(_EMPTY_BOS_EOS)

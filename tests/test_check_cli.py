@@ -400,8 +400,9 @@ def test_the_current_folder_is_named_by_itself_and_an_empty_target_is_refused(tm
 @pytest.mark.parametrize("chat_template,line", [
     (["{{ x }}"], "its chat_template list holds entries that are not {name, template} objects"),
     ([{"name": "rag", "template": "{{ x }}"}], "its chat_template list names ['rag'], neither 'tool_use' nor 'default'"),
-    ({"default": "{{ x }}"}, "its chat_template is a JSON dict, not a template string or a list of named templates"),
-    (7, "its chat_template is a JSON int, not a template string or a list of named templates"),
+    ({"default": "{{ x }}"}, "its chat_template is a JSON object, not a template string or a list of named templates"),
+    (7, "its chat_template is a JSON number, not a template string or a list of named templates"),
+    (True, "its chat_template is a JSON boolean, not a template string or a list of named templates"),
 ])
 def test_a_chat_template_of_another_shape_is_one_line(tmp_path, capsys, chat_template, line):
     model = tmp_path / "model"
