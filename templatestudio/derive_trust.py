@@ -69,14 +69,14 @@ def reply_of(text: str, wire: WireShape) -> str:
 def _refusal_of_render(calls: tuple[ParsedToolCall, ...], text: str, wire: WireShape, fmt: Format,
                        ids: tuple[str, ...]) -> str | None:
     text = reply_of(text, wire)
-    try:
-        got, content, reasoning, got_ids = _read(text, fmt)
-    except UnparsedToolCall as error:
-        return f"its reader refuses the template's own render of {list(calls)!r}: {error}"
+    read = _read_back(text, fmt, f"the template's own render of {list(calls)!r}")
+    if isinstance(read, str):
+        return read
+    got, beside, got_ids = read
     if len(got) != len(calls) or not all(_same_call(a, b, wire) for a, b in zip(got, calls)):
         return f"its reader reads {got!r} where the template wrote {list(calls)!r}"
-    if content.strip() or reasoning:
-        return f"its reader leaves {(content or reasoning)[:80]!r} beside the calls"
+    if beside:
+        return f"its reader leaves {beside[:80]!r} beside the calls"
     written_ids = _id_slot(wire)
     if written_ids and got_ids != list(ids[: len(calls)]):
         return f"its reader reads the ids {got_ids} where the template wrote {list(ids[: len(calls)])}"
@@ -85,6 +85,15 @@ def _refusal_of_render(calls: tuple[ParsedToolCall, ...], text: str, wire: WireS
     if len(calls) == 1 and written.strip() != text.strip():
         return f"its writer writes {written!r} where the template wrote {text.strip()!r}"
     return None
+
+
+def _read_back(text: str, fmt: Format, written_by: str) -> tuple[list[ParsedToolCall], str, list] | str:
+    """(calls, text read beside them, ids) as the derived reader reads text, or why it refuses text."""
+    try:
+        got, content, reasoning, got_ids = _read(text, fmt)
+    except UnparsedToolCall as error:
+        return f"its reader refuses {written_by}: {error}"
+    return got, content.strip() or reasoning, got_ids
 
 
 def _id_slot(wire: WireShape) -> bool:
@@ -101,14 +110,13 @@ TRIAL_NAMES = ("get_exchange_rate", "search-web", "ABCDEFGHIJKLMNOPQRSTUVWXYZ", 
 def _refusal_of_names(calls: tuple[ParsedToolCall, ...], fmt: Format) -> str | None:
     """Why the derived format cannot read back a call it writes under one of ``TRIAL_NAMES``; None when it can."""
     for name in TRIAL_NAMES:
-        call = ParsedToolCall(name, calls[0].arguments)
-        written = fmt.write_call(call)
-        try:
-            got, content, _, _ = _read(written, fmt)
-        except UnparsedToolCall as error:
-            return f"its reader refuses its writer's call named {name!r}: {error}"
-        if [item.name for item in got] != [name] or content.strip():
-            return (f"its reader reads {[item.name for item in got]} and text {content.strip()[:60]!r} in its writer's "
+        written = fmt.write_call(ParsedToolCall(name, calls[0].arguments))
+        read = _read_back(written, fmt, f"its writer's call named {name!r}")
+        if isinstance(read, str):
+            return read
+        got, beside, _ = read
+        if [item.name for item in got] != [name] or beside:
+            return (f"its reader reads {[item.name for item in got]} and text {beside[:60]!r} in its writer's "
                     f"call named {name!r} ({written[:80]!r})")
     return None
 

@@ -35,13 +35,15 @@ def may_follow(pairs: list[Pair]) -> str | None:
     return None if len(allowed) == len(_PROBED) else "".join(allowed)
 
 
-def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committing: set[str]) -> regex.Pattern:
+def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committing: set[str],
+                   inner_starts: dict[str, int]) -> regex.Pattern:
     """Finds, longest literal first, a literal that may open a call where it stands.
 
     A literal followed by a character none of its openers accepts is
     passed over whole inside the search (``(*SKIP)``), as the machine would
     emit it as text and go on after it (only as far as ``inner_start``,
-    where another literal may start inside it): a flood of ``{`` or ``[`` that no
+    where another literal may start inside it; ``inner_starts`` holds that
+    offset per literal, from ``inner_start``): a flood of ``{`` or ``[`` that no
     opener continues costs one search, not one decision per character.
     A literal at the end of the buffer is always found (more may come), and
     so is one with a commitment (``commitment``), whatever follows it. The
@@ -60,7 +62,7 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
             viable = "".join(map(regex.escape, follow))
             # Passed over whole, unless a literal may start inside it (then the search tries the next
             # positions as it would after any failure, and finds [TOOL_CALLS] in functools[TOOL_CALLS]).
-            skip = "(*SKIP)" if inner_start(literal, literals) == len(literal) else ""
+            skip = "(*SKIP)" if inner_starts[literal] == len(literal) else ""
             node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z)|{skip}(*FAIL)"
 
     def spelled(node: dict) -> str:

@@ -128,12 +128,13 @@ def sequence(*pieces: Pattern) -> Pattern:
     return _Sequence(pieces)
 
 
-def leading_run(pattern: Pattern) -> tuple[str, str, int] | None:
-    """(literal, character class, at_least) when pattern opens with a literal and then a run of one class.
+def leading_run(pattern: Pattern) -> tuple[str, str] | None:
+    """(literal, character class) when pattern opens with a literal and then a run of one class.
 
     The run is possessive (``run``): once it has read to the end of a text,
     what follows it meets the end of the text however many characters it
-    read (``wire.final_matches.HeldRun.end`` rests on this). None for any other start.
+    read (``wire.final_matches.HeldRun.end`` rests on this), whether the run
+    may be empty or not. None for any other start.
     """
     pieces = [pattern]
     while pieces and isinstance(pieces[0], _Sequence):  # a sequence's first piece may be a sequence
@@ -144,7 +145,7 @@ def leading_run(pattern: Pattern) -> tuple[str, str, int] | None:
     while isinstance(following, _Sequence) and following.pieces:
         following = following.pieces[0]
     if isinstance(following, _Run) and isinstance(following.piece, _Chars):
-        return pieces[0].text, following.piece.regex, following.at_least
+        return pieces[0].text, following.piece.regex
     return None
 
 

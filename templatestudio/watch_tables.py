@@ -180,12 +180,14 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}
+    inner_starts = {literal: inner_start(literal, literals) for literal in literals}
+    longest = max(map(len, literals), default=0)
     return Tables(
         anywhere=anywhere,
         start=start,
         start_literals=frozenset(opener.literal for _, opener in start),
-        literals=literal_search(anywhere, literals, set(commits)) if literals else never,
-        longest=max(map(len, literals), default=0),
+        literals=literal_search(anywhere, literals, set(commits), inner_starts) if literals else never,
+        longest=longest,
         # For the end of a chunk: which tails could still grow into a literal
         # (looked up in a set, at the few places a literal's first character stands).
         first_chars=re.compile(f"[{firsts}]") if literals else never,
@@ -198,14 +200,14 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
                   for literal, pairs in anywhere.items()},
         extended=frozenset(item for item in literals if any(other != item and other.startswith(item) for other in literals)),
         tokens={literal: pairs[0] for literal, pairs in anywhere.items() if _opened_by(pairs[0][1], literal)},
-        inner_starts={literal: inner_start(literal, literals) for literal in literals},
-        uncrossable=frozenset(literal for literal in literals if _holds_another(literal, literals)),
+        inner_starts=inner_starts,
+        uncrossable=frozenset(literal for literal in literals if _holds_another(literal, literals, longest)),
     )
 
 
-def _holds_another(literal: str, literals: list[str]) -> bool:
-    """Whether copies of literal back to back hold another literal starting inside one copy."""
-    copies = literal * (2 + max(map(len, literals)) // len(literal))
+def _holds_another(literal: str, literals: list[str], longest: int) -> bool:
+    """Whether copies of literal back to back hold another literal (none longer than longest) starting inside one copy."""
+    copies = literal * (2 + longest // len(literal))
     return any(copies.startswith(other, offset) for offset in range(1, len(literal)) for other in literals)
 
 
