@@ -28,7 +28,9 @@ from templatestudio.families import COURSE_FAMILIES, family
 from templatestudio.leaks import find_call_markers
 from templatestudio.stream import ToolCallEvent, ToolCallStream
 from timing import best_seconds
+from templatestudio.templates import ChatTemplate
 from transformers.utils.chat_parsing.response_parser import parse_response
+from transformers.utils.chat_template_utils import render_jinja_template
 
 BENCH = Path(__file__).resolve().parent
 
@@ -87,7 +89,8 @@ class Goal:
     ratio: bool = True  # False: an absolute rate, which the CI smoke run does not judge
     # For "times faster than a peer" on one big call: the peer's time over the time json's C decoder
     # takes on the arguments where they stand in the reply (raw_decode at their offset), the most any
-    # reader that decodes the value from the reply can reach (None: not such a goal).
+    # reader that decodes the value from the reply can reach (None: not such a goal). For a goal where
+    # lower is better, the least any reader can reach (choosing a format: transformers' first render).
     ceiling: float | None = None
 
     def met(self, slack: float = 1.0) -> bool:
@@ -463,13 +466,33 @@ def _check(results: Results) -> None:
                          capture_output=True, text=True, cwd=BENCH.parent, timeout=600)
     end_to_end = time.perf_counter() - started
     per_template = 1000 * choosing / max(len(chosen), 1)
-    rows.append({"templates": len(scanned), "wrong": wrong, "scan s": seconds, "cli s": end_to_end,
+    floor = _first_render_ms(corpus.corpus_templates())
+    rows.append({"first render ms/template": floor, "templates": len(scanned), "wrong": wrong, "scan s": seconds, "cli s": end_to_end,
                  "cli exit": cli.returncode, "deadline": DEFAULT_DEADLINE, "in process ms/template": per_template,
                  "again ms/template": 1000 * again / max(len(chosen), 1)})
     results.goals.append(Goal("choosing a format, in process: ms per corpus template", "corpus", per_template,
-                              28.7 / 2, higher_is_better=False, ratio=False))
+                              28.7 / 2, higher_is_better=False, ratio=False, ceiling=floor))
     results.goals.append(Goal("check over the corpus, sandboxed: seconds", "corpus", seconds, 5.0,
                               higher_is_better=False, ratio=False))
+
+
+def _first_render_ms(paths: list[Path]) -> float:
+    """ms per template of transformers' first render of one user turn: its Jinja compile, and a render.
+
+    The least choosing a format by rendering the template can cost. Each
+    source gets a comment appended, so that transformers compiles it again
+    (its compile cache is keyed by the source) with the same work; a
+    template that raises on the turn still counts its compile.
+    """
+    sources = [ChatTemplate.from_file(path) for path in paths]
+    started = time.perf_counter()
+    for template in sources:
+        try:
+            render_jinja_template(conversations=[[{"role": "user", "content": "hi"}]],
+                                  chat_template=template.source + "{# first render #}", **dict(template.special_tokens))
+        except Exception:  # noqa: BLE001 - the compile happened; a template's own refusal is not timed apart
+            pass
+    return 1000 * (time.perf_counter() - started) / max(len(sources), 1)
 
 
 def growth_workloads(fmt, sizes: Sizes) -> list[tuple[str, int, tuple[int, int]]]:
