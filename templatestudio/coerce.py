@@ -28,7 +28,12 @@ that no value is made up from a spelling the model did not write:
   stays text (transformers rounds through a float and gets 3), and a
   whole ``number`` written without a point keeps every digit it spells
   (``"12345678901234567890"`` does not become ``12345678901234567168``,
-  nor ``"1e23"`` ``99999999999999991611392``).
+  nor ``"1e23"`` ``99999999999999991611392``), and a number too small for
+  a float (``"1e-400"``) stays text rather than becoming 0.0.
+- A JSON number that is whole (``10.0``, as a decoder reads ``10.0``) is
+  an ``integer`` (JSON Schema counts it as one): for a parameter that admits
+  integer and not number it is passed as the int, when a float holds it
+  exactly (up to 2**53).
 - A JSON text nested more than ``MAX_NESTING`` levels deep is not decoded
   (transformers raises ``RecursionError`` on ``'[' * 100000``).
 
@@ -58,7 +63,10 @@ _MAX_DIGITS = 4300
 
 _JSON_SPACE = " \t\r\n"
 _PLAIN_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+# Each digit belongs to one place in the pattern (possessive runs, a fraction only after a point), so
+# a long text that fails near its end is refused in one pass: "[0-9]+\.?[0-9]*" split a run of digits
+# every way before failing (32,000 digits and an "x": 14 s).
+_DECIMAL = re.compile(r"[+-]?+(?:[0-9]++(?:\.[0-9]*+)?+|\.[0-9]++)(?:[eE][+-]?+[0-9]++)?+")
 # What can change the nesting depth of a JSON text, or hide brackets in a string.
 _STRUCTURE = re.compile(r'["\\\[\]{}]')
 
@@ -145,6 +153,8 @@ def _number(text: str) -> int | float | None:
     number = float(text)
     if not math.isfinite(number):
         return None
+    if number == 0 and Decimal(text) != 0:
+        return None  # "1e-400" is not 0.0: a value too small for a float stays text, not made up
     if _PLAIN_INTEGER.fullmatch(text):
         return int(text)  # every digit as written; a float would round past 2**53
     # transformers' rule: whole and written without a point ("2e3") is an int; read
@@ -170,6 +180,11 @@ def _container(text: str, kind: type) -> list | dict | None:
     except (ValueError, RecursionError):  # RecursionError: called with little stack left
         return None
     return decoded if isinstance(decoded, kind) else None
+
+
+def _whole_float(value: float) -> bool:
+    """Whether value is a whole number that a float holds exactly (2**53 and below)."""
+    return value.is_integer() and abs(value) <= 2**53
 
 
 _MISSING = object()
@@ -213,8 +228,9 @@ def coerce_arguments(arguments: dict, parameters_schema: dict) -> dict:
     an integer, ``"true"`` -> True, ``"[1, 2]"`` -> [1, 2] for an array, by
     the rules in this module's docstring); a string that does not read as
     the type, a parameter the schema does not declare, and every value that
-    is not a string are left as written, for ``dispatch`` to reject or
-    accept. Never raises on a value, however large or deeply nested.
+    is not a string are left as written (but a whole float for an integer
+    parameter, above), for ``dispatch`` to reject or accept. Never raises on
+    a value, however large or deeply nested; linear in the length of a text.
     """
     properties = parameters_schema.get("properties") if isinstance(parameters_schema, dict) else None
     typed = dict(arguments)
@@ -226,6 +242,8 @@ def coerce_arguments(arguments: dict, parameters_schema: dict) -> dict:
             continue
         if isinstance(value, str):
             typed[key] = read_as(value, types)
+        elif isinstance(value, float) and _whole_float(value) and "integer" in types and "number" not in types:
+            typed[key] = int(value)
         elif isinstance(value, list) and "array" not in types:
             # A parameter written twice arrives as a list; transformers types each copy.
             typed[key] = [read_as(item, types) if isinstance(item, str) else item for item in value]

@@ -21,26 +21,27 @@ propagate.
 
 Not handled: arrays and nested objects are checked by top-level type only (their
 items and properties are not coerced or validated, as in transformers); ``enum`` is
-checked, other JSON Schema keywords (``minimum``, ``pattern``, ...) are not;
-tools are plain functions, not methods, partials or async functions.
+checked (by JSON's equality), other JSON Schema keywords (``minimum``, ``pattern``,
+...) are not; tools are plain functions, not methods, partials or async functions, and
+not functions taking ``*args``, ``**kwargs`` or positional-only parameters
+(``tool_registry`` refuses them).
 """
 
 from __future__ import annotations
 
-import json
+import inspect
+import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from templatestudio.coerce import MAX_NESTING, coerce_arguments, schema_types
+from templatestudio.coerce import coerce_arguments, schema_types
+from templatestudio.shown_values import as_text, clip, message_of, shown, type_name
 from templatestudio.tools import ParsedToolCall, tool_result_message, tool_schema
 
-__all__ = ["Tool", "ToolOutcome", "argument_problems", "coerce_arguments", "dispatch"]
+__all__ = ["Tool", "ToolOutcome", "argument_problems", "coerce_arguments", "dispatch", "tool_registry"]
 
 Tool = Callable[..., object]
-# A result holding more containers than this is not sent (json.dumps of a
-# list that holds itself 60 times over, [l, l], would never finish).
-MAX_RESULT_CONTAINERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -74,42 +75,129 @@ def dispatch(call: ParsedToolCall, tools: Iterable[Tool]) -> ToolOutcome:
     as is when it is a str, as JSON when it serialises, and as ``str()``
     otherwise; a result that cannot be shown as text (nested more than
     ``MAX_NESTING`` levels, holding more than ``MAX_RESULT_CONTAINERS``
+    (``templatestudio.shown_values``)
     containers, or whose ``str()`` raises) gives an error outcome saying so.
     ``BaseException``s that are not ``Exception`` (KeyboardInterrupt)
     propagate.
+
+    Only a value of no type its schema admits is read as one: ``"007"``
+    for a parameter of ``["integer", "string"]`` stays the string the model
+    wrote. (Formats that write every value as text are typed by the reader,
+    which knows the format: ``read_tool_calls(..., tools=)``.) The function
+    gets its own copy of the arguments' lists and dicts, so a tool that
+    changes them changes neither the call nor the history.
+
+    Raises ``TypeError`` for what is the caller's mistake, not the model's:
+    a call whose name is not a str or whose arguments are not a dict (a
+    JSON string goes through ``values.as_arguments`` first), and the
+    ``tool_registry`` errors for tools.
     """
-    registry = {tool_schema(fn)["function"]["name"]: fn for fn in tools}
+    if not isinstance(call.name, str) or not isinstance(call.arguments, dict):
+        raise TypeError(f"dispatch takes a ParsedToolCall of a str name and dict arguments, got name "
+                        f"{type_name(call.name)} and arguments {type_name(call.arguments)}")
+    registry = tool_registry(tools)
     function = registry.get(call.name)
     if function is None:
         available = ", ".join(sorted(registry)) or "none"
-        unknown = f"unknown tool {_clip(repr(call.name))}; available: {available}"
+        unknown = f"unknown tool {clip(repr(call.name))}; available: {available}"
         return _error(call.name, call.arguments, unknown)
     parameters = tool_schema(function)["function"].get("parameters", {})
-    arguments = coerce_arguments(call.arguments, parameters)
-    problems = argument_problems(arguments, parameters)
+    arguments = _typed(call.arguments, parameters)
+    problems = argument_problems(arguments, parameters, written=call.arguments)
     if problems:
-        return _error(call.name, arguments, f"{call.name}: " + "; ".join(problems))
+        return _error(call.name, call.arguments, f"{call.name}: " + "; ".join(problems))
     try:
-        result = function(**arguments)
+        result = function(**_copied(arguments))
     except Exception as exc:  # the model reads what went wrong and may retry
-        return _error(call.name, arguments, f"{call.name} raised {_type_name(exc)}: {_message(exc)}")
-    text, problem = _as_text(result)
+        return _error(call.name, arguments, f"{call.name} raised {type_name(exc)}: {message_of(exc)}")
+    text, problem = as_text(result)
     if problem is not None:
         return _error(call.name, arguments, f"{call.name} returned {problem}")
     return ToolOutcome(call.name, arguments, text, is_error=False)
 
 
-def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
+def tool_registry(tools: Iterable[Tool]) -> dict[str, Tool]:
+    """Each tool's schema name -> the function, checked so that every call the model can write may run.
+
+    Raises ``TypeError`` for a function whose parameters a call cannot fill
+    (``*args``, ``**kwargs``, positional-only: a call's arguments are named
+    values, and transformers' schema would list ``args`` as a parameter
+    that then lands in the wrong place) and ``ValueError`` when two tools
+    share a name (the model could not tell them apart; which one ran
+    would depend on their order). Schema errors are transformers'
+    (``DocstringParsingException``, ``TypeHintParsingException``).
+    """
+    registry: dict[str, Tool] = {}
+    repeated: list[str] = []
+    for fn in tools:
+        name = tool_schema(fn)["function"]["name"]
+        unfit = [parameter.name for parameter in inspect.signature(fn).parameters.values()
+                 if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
+        if unfit:
+            raise TypeError(f"tool {name!r} takes {', '.join(unfit)} as *args, **kwargs or positional-only: "
+                            "a call's arguments are named values, so write each as a named parameter")
+        if name in registry:
+            repeated.append(name)
+        registry[name] = fn
+    if repeated:
+        raise ValueError(f"two tools share a name: {', '.join(sorted(set(repeated)))}; "
+                         "the model could not tell them apart")
+    return registry
+
+
+def _typed(arguments: dict, parameters_schema: dict) -> dict:
+    """arguments with each value of no type its schema admits read by ``coerce_arguments``; others as written."""
+    properties = parameters_schema.get("properties") if isinstance(parameters_schema, dict) else None
+    if not isinstance(properties, dict):
+        return dict(arguments)
+    untyped = {key: value for key, value in arguments.items()
+               if not any(_has_type(value, name) for name in schema_types(properties.get(key)))}
+    typed = coerce_arguments(untyped, parameters_schema)
+    return {key: typed.get(key, value) if key in untyped else value for key, value in arguments.items()}
+
+
+def _copied(value: Any) -> Any:
+    """A copy of value's dicts and lists all the way down, sharing and cycles kept as in value.
+
+    By hand, with a memo of what was copied: values may nest deeper than
+    the stack, share one list 2**64 ways over, or hold themselves.
+    """
+    if type(value) is not dict and type(value) is not list:
+        return value
+    memo = {id(value): dict(value) if type(value) is dict else list(value)}
+    pending = [memo[id(value)]]
+    while pending:
+        container = pending.pop()
+        keys = list(container) if type(container) is dict else range(len(container))
+        for key in keys:
+            child = container[key]
+            if type(child) is dict or type(child) is list:
+                if id(child) not in memo:
+                    memo[id(child)] = dict(child) if type(child) is dict else list(child)
+                    pending.append(memo[id(child)])
+                container[key] = memo[id(child)]
+    return memo[id(value)]
+
+
+def argument_problems(arguments: dict, parameters_schema: dict, *, written: dict | None = None) -> list[str]:
     """Why arguments cannot be passed to a tool with this schema; empty when they can.
 
     Unknown parameters come first, then missing required ones, then values of
-    the wrong type or outside an ``enum``, each naming the parameter.
+    the wrong type or outside an ``enum``, each naming the parameter. Values
+    are shown as in written (the arguments as the model wrote them, before
+    typing) when given. A schema that is not a dict, or a parameter's
+    schema that is not one (JSON Schema's ``true``), constrains nothing.
     """
-    properties = parameters_schema.get("properties") or {}
-    required = parameters_schema.get("required") or []
+    if not isinstance(parameters_schema, dict):
+        return []
+    properties = parameters_schema.get("properties")
+    properties = properties if isinstance(properties, dict) else {}
+    required = parameters_schema.get("required")
+    required = required if isinstance(required, list) else []
+    as_given = arguments if written is None else written
     accepted = ", ".join(properties) or "none"
     problems = [
-        f"unknown parameter {_clip(repr(key))} (accepts: {accepted})"
+        f"unknown parameter {clip(repr(key))} (accepts: {accepted})"
         for key in arguments
         if key not in properties
     ]
@@ -118,24 +206,27 @@ def argument_problems(arguments: dict, parameters_schema: dict) -> list[str]:
     ]
     for key, value in arguments.items():
         schema = properties.get(key)
-        if schema is None:
+        if not isinstance(schema, dict):
             continue
         types = schema_types(schema)
+        as_written = as_given.get(key, value)
         if types and not any(_has_type(value, name) for name in types):
             expected = " or ".join(types)
-            problems.append(f"parameter {key!r} must be {expected}, got {_json_type(value)} {_shown(value)}")
+            problems.append(f"parameter {key!r} must be {expected}, got {_json_type(as_written)} {shown(as_written)}")
         elif "enum" in schema and not _in_enum(value, schema["enum"]):
-            choices = ", ".join(json.dumps(choice) for choice in schema["enum"])
-            problems.append(f"parameter {key!r} must be one of {choices}, got {_shown(value)}")
+            choices = ", ".join(shown(choice) for choice in schema["enum"]) if isinstance(schema["enum"], list) \
+                else shown(schema["enum"])
+            problems.append(f"parameter {key!r} must be one of {choices}, got {shown(as_written)}")
     return problems
 
 
 def _has_type(value: Any, name: str) -> bool:
-    # bool is an int subclass in Python but never a JSON number.
+    # bool is an int subclass in Python but never a JSON number; NaN and the infinities are no JSON number.
     if name == "integer":
         return isinstance(value, int) and not isinstance(value, bool)
     if name == "number":
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and math.isfinite(value))
     checks = {"string": str, "boolean": bool, "array": list, "object": dict}
     if name in checks:
         return isinstance(value, checks[name])
@@ -145,118 +236,33 @@ def _has_type(value: Any, name: str) -> bool:
 
 
 def _json_type(value: Any) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return "non-finite number"
     for name in ("null", "boolean", "integer", "number", "string", "array", "object"):
         if _has_type(value, name):
             return name
-    return _type_name(value)
+    return type_name(value)
 
 
 def _in_enum(value: Any, choices: Any) -> bool:
-    try:
-        return value in choices
-    except Exception:  # noqa: BLE001 - a value whose __eq__ raises equals no choice
+    """Whether value is one of choices by JSON's equality: true is not 1, 1 is 1.0, containers by their members."""
+    if not isinstance(choices, list):
         return False
+    return any(_json_equal(value, choice) for choice in choices)
 
 
-# --- showing values that may be hostile ------------------------------------------
-# Each helper below returns text whatever it is given: it never raises an
-# Exception, so an error about a value can always be reported.
-
-
-def _type_name(value: Any) -> str:
-    try:
-        return str(type(value).__name__)
-    except Exception:  # noqa: BLE001 - a metaclass may make even this raise
-        return "object"
-
-
-def _clip(text: str, width: int = 60) -> str:
-    return text if len(text) <= width else text[: width - 3] + "..."
-
-
-def _message(error: BaseException) -> str:
-    """str(error), or a note saying why it cannot be shown."""
-    try:
-        return str(error)
-    except Exception as failure:  # noqa: BLE001 - the error is reported, not its failure
-        return f"(its message cannot be shown: str() raised {_type_name(failure)})"
-
-
-def _safe_repr(value: Any) -> str:
-    try:
-        return repr(value)
-    except Exception as failure:  # noqa: BLE001
-        return f"<{_type_name(value)} whose repr() raised {_type_name(failure)}>"
-
-
-_CONTAINERS = (dict, list, tuple)
-_END = object()
-
-
-def _children(container: Any):
-    # The base types' own iterators: a subclass's __iter__ is not called.
-    if isinstance(container, dict):
-        return iter(dict.values(container))
-    return list.__iter__(container) if isinstance(container, list) else tuple.__iter__(container)
-
-
-def _shape_problem(value: Any) -> str | None:
-    """Why value is too deep or too large to serialise, or None.
-
-    Walked by hand, so that it never recurses. A container holding itself
-    is not walked again: json.dumps refuses it and str() shows it as [...].
-    """
-    if not isinstance(value, _CONTAINERS):
-        return None
-    stack, path, containers = [_children(value)], [id(value)], 1
-    on_path = set(path)
-    while stack:
-        child = next(stack[-1], _END)
-        if child is _END:
-            stack.pop()
-            on_path.discard(path.pop())
-            continue
-        if not isinstance(child, _CONTAINERS) or id(child) in on_path:
-            continue
-        containers += 1
-        if len(stack) >= MAX_NESTING:
-            return f"a {_type_name(value)} nested more than {MAX_NESTING} levels deep"
-        if containers > MAX_RESULT_CONTAINERS:
-            return f"a {_type_name(value)} holding more than {MAX_RESULT_CONTAINERS:,} lists and dicts"
-        stack.append(_children(child))
-        path.append(id(child))
-        on_path.add(id(child))
-    return None
-
-
-def _shown(value: Any) -> str:
-    """A value as the model wrote it, in JSON, cut to 60 characters."""
-    problem = _shape_problem(value)
-    if problem is not None:
-        return f"({problem})"
-    try:
-        text = json.dumps(value, ensure_ascii=False, default=_safe_repr)
-    except Exception:  # noqa: BLE001 - an int too long to print, a dict with odd keys
-        text = _safe_repr(value)
-    return _clip(text)
-
-
-def _as_text(result: object) -> tuple[str, str | None]:
-    """(text the model reads, None), or ("", what the result is) when it cannot be shown."""
-    if isinstance(result, str):
-        return str.__str__(result), None  # a plain copy: a subclass's __str__ is not called
-    problem = _shape_problem(result)
-    if problem is not None:
-        return "", f"{problem}, which cannot be sent as text"
-    try:
-        return json.dumps(result, ensure_ascii=False), None
-    except Exception:  # noqa: BLE001 - not JSON: fall back to str()
-        pass
-    try:
-        return str(result), None
-    except Exception as failure:  # noqa: BLE001
-        why = f"str() raised {_type_name(failure)}: {_message(failure)}"
-        return "", f"a {_type_name(result)} that cannot be shown as text ({why})"
+def _json_equal(value: Any, choice: Any) -> bool:
+    # Recursion follows the choice, which comes from the schema (shallow), not the model's value.
+    if isinstance(choice, bool) or choice is None or isinstance(choice, str):
+        return type(value) is type(choice) and value == choice
+    if isinstance(choice, (int, float)):
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and value == choice
+    if isinstance(choice, list):
+        return isinstance(value, list) and len(value) == len(choice) and all(map(_json_equal, value, choice))
+    if isinstance(choice, dict):
+        return isinstance(value, dict) and value.keys() == choice.keys() and all(
+            _json_equal(value[key], choice[key]) for key in choice)
+    return False
 
 
 def _error(name: str, arguments: dict, description: str) -> ToolOutcome:

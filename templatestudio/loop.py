@@ -20,7 +20,9 @@ call turn. What makes it safe on every family, not only Qwen3:
   all calls of a reply in one assistant turn when ``supports_parallel_calls``
   says both calls of its probe survive, one turn per call otherwise (Llama
   3.1 refuses two calls in a turn). Calls get ids ``call00001``, ... that
-  are unique in the conversation, and results follow in call order.
+  are unique in the conversation, and results follow in call order. Text
+  the model writes beside its calls stays on their turn (Llama 3.1's
+  template prints no content on a call turn: only the history keeps it).
 - Before every render the history must pass ``validate_tool_pairing`` with
   no call left open; where the template prints no ids, results must also
   follow call order, since position is all the model sees. A caller's
@@ -28,8 +30,8 @@ call turn. What makes it safe on every family, not only Qwen3:
   ``InvalidConversation`` before anything is generated.
 
 Not handled here: sampling (decoding is greedy, so a run repeats on one
-machine), running calls concurrently (the calls
-of one reply run one after another, in order), and streaming. A reply cut
+machine), running calls concurrently (the calls of one reply run one
+after another, in order), and streaming. A reply cut
 off by ``max_new_tokens`` is read strictly (``read_tool_calls(...,
 strict=True)``), so a half-written call surfaces as ``UnparsedToolCall``
 instead of a round that runs only the calls before it.
@@ -37,6 +39,7 @@ instead of a round that runs only the calls before it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -45,7 +48,7 @@ from jinja2 import TemplateError
 from transformers import PreTrainedTokenizerBase
 
 from templatestudio.dispatch import Tool, ToolOutcome, dispatch
-from templatestudio.messages import Conversation, InvalidConversation
+from templatestudio.messages import Conversation, InvalidConversation, validate_conversation
 from templatestudio.pairing import validate_tool_pairing
 from templatestudio.parallel import (
     ID_DIGITS,
@@ -202,20 +205,35 @@ def run_tool_loop(
     ``tool_schema``. Each round checks the history's pairing, renders with
     ``safe_render(..., tools=...)``, generates, and reads the reply with
     ``read_tool_calls`` (the tokenizer's response template or detected
-    format, or fmt when given), reasoning split off by the format's rule.
+    format, or fmt when given; values a format writes as text typed by the
+    tools' schemas), reasoning split off by the format's rule.
     The calls of a reply then go through ``run_tool_round``: each runs via
     ``dispatch``, in order, and the calls and their results are appended in
-    the shape this template accepts. A reply without calls is the answer
-    and ends the loop.
+    the shape this template accepts, the reply's text beside its calls
+    (every character outside the calls and the reasoning, the ends
+    stripped) as their turn's content. A reply without calls is the answer
+    and ends the loop. max_rounds is how many rounds of calls may run.
 
     Raises ``InvalidConversation`` when the caller's conversation is
-    malformed or a tool result in it answers no call, is out of call order
-    on a template without ids, or a call is left without its result (checked
-    before the first generation); ``UnparsedToolCall`` when a reply looks
-    like a call that the reader cannot read (a leaked call is never returned
-    as an answer); and ``ToolLoopLimit`` when the model asks for a round
-    after max_rounds. The caller's conversation list is not modified.
+    malformed (checked before anything else, in ``validate_conversation``'s
+    words: a dict or a str is "not a list", not a list of bad messages), or
+    a tool result in it answers no call, is out of call order on a template
+    without ids, or a call is left without its result (checked before the
+    first generation); ``UnparsedToolCall`` when a reply looks like a call
+    that the reader cannot read (a leaked call is never returned as an
+    answer); ``ToolLoopLimit`` when the model asks for a round after
+    max_rounds; ``TypeError`` when max_rounds is not an int (a bool is
+    refused too) and ``ValueError`` when it is negative, both before
+    anything is generated. The caller's conversation list is not modified.
     """
+    problems = validate_conversation(conversation)
+    if problems:  # list() would take a dict or a str apart into "messages" and blame each
+        raise InvalidConversation(problems)
+    # rounds counts up to max_rounds by ones, so it must be a whole number reached from 0.
+    if isinstance(max_rounds, bool) or not isinstance(max_rounds, int):
+        raise TypeError(f"max_rounds must be an int, got {type(max_rounds).__name__}")
+    if max_rounds < 0:
+        raise ValueError(f"max_rounds must not be negative, got {max_rounds}")
     schemas = [tool_schema(tool) for tool in tools]
     transcript = Transcript(messages=list(conversation))
     strict_order = not template_shows_call_ids(tokenizer)
@@ -227,7 +245,9 @@ def run_tool_loop(
         prompt = safe_render(tokenizer, transcript.messages, tools=schemas)
         raw = generate_reply(model, tokenizer, prompt, max_new_tokens=max_new_tokens)
         transcript.replies.append(raw)
-        reply = read_tool_calls(raw, tokenizer if fmt is None else fmt, prefix=prompt, strict=True)
+        # layout=False: text on the two sides of a call stays apart ("A  B", not "AB").
+        source = tokenizer if fmt is None else fmt
+        reply = read_tool_calls(raw, source, prefix=prompt, strict=True, layout=False, tools=schemas)
         calls = reply.calls
         if not calls:
             transcript.messages.append({"role": "assistant", "content": reply.content.strip()})
@@ -235,11 +255,12 @@ def run_tool_loop(
         if rounds == max_rounds:
             raise ToolLoopLimit(max_rounds, calls[-1], transcript)
         rounds += 1
-        run_tool_round(transcript.messages, calls, tools, one_turn=one_turn)
+        run_tool_round(transcript.messages, calls, tools, one_turn=one_turn, content=reply.content)
 
 
 def run_tool_round(
-    messages: Conversation, calls: list[ParsedToolCall], tools: list[Tool], *, one_turn: bool
+    messages: Conversation, calls: list[ParsedToolCall], tools: list[Tool], *, one_turn: bool,
+    content: str = "",
 ) -> list[ToolOutcome]:
     """Run calls through ``dispatch`` and append them and their results to messages.
 
@@ -249,14 +270,18 @@ def run_tool_round(
     turn (``supports_parallel_calls(tokenizer).supported`` is the flag
     ``run_tool_loop`` passes). The history carries the arguments the tools
     ran with (typed by their schema) and ids ``call00001``, ``call00002``,
-    ... numbered on from the highest such id already in messages, so an id
-    never repeats. Calls run in order, all of them, even after one fails.
-    Returns the outcomes in call order; messages is modified in place.
+    ... numbered on from the highest such id already in messages (past
+    ``call99999``, the lowest free ones), never one in use. content, the
+    text the model wrote beside the calls, is stripped and goes on the first
+    turn, whatever its place among the calls was (a turn keeps none); blank
+    text adds no content key. Calls run in order, all of them, even after
+    one fails. Returns the outcomes in call order; messages is modified in
+    place.
     """
     outcomes = [dispatch(call, tools) for call in calls]
     groups = [outcomes] if one_turn else [[outcome] for outcome in outcomes]
-    for group in groups:
-        _append_turn(messages, group)
+    for position, group in enumerate(groups):
+        _append_turn(messages, group, content.strip() if position == 0 else "")
     return outcomes
 
 
@@ -287,24 +312,38 @@ def _check_pairing(messages: Conversation, *, strict_order: bool) -> None:
         raise InvalidConversation([problem.message for problem in problems])
 
 
-_GENERATED_ID = re.compile(rf"{re.escape(ID_PREFIX)}(\d{{{ID_DIGITS}}})")
+_GENERATED_ID = re.compile(rf"{re.escape(ID_PREFIX)}([0-9]{{{ID_DIGITS}}})")
+_LAST = 10**ID_DIGITS - 1  # 99999: call99999 is the last id of Mistral's nine characters
 
 
-def _next_call_number(messages: Conversation) -> int:
-    """One past the highest ``callNNNNN`` id in messages (1 when there is none)."""
-    numbers = [
-        int(match.group(1))
+def _fresh_ids(messages: Conversation, count: int) -> list[str]:
+    """count ids that no call or result in messages uses, in the order to hand them out.
+
+    They number on from the highest ``callNNNNN`` in messages. Past
+    call99999 they take the lowest free numbers from call00001, and only
+    once all 99999 nine-character ids are in use do they grow a digit
+    (call100000, ...), which Mistral's templates refuse: never an error here.
+    """
+    taken = {
+        value
         for message in messages
-        for call in message.get("tool_calls", [])
-        if isinstance(call.get("id"), str) and (match := _GENERATED_ID.fullmatch(call["id"]))
-    ]
-    return max(numbers, default=0) + 1
+        for value in [message.get("tool_call_id"), *(c.get("id") for c in message.get("tool_calls", []))]
+        if isinstance(value, str)  # no other value equals a generated id, and it may be unhashable
+    }
+    numbers = [int(match.group(1)) for value in taken if (match := _GENERATED_ID.fullmatch(value))]
+    start = max(numbers, default=0) + 1
+    order = itertools.chain(range(start, _LAST + 1), range(1, start), itertools.count(_LAST + 1))
+    free = (call_id for n in order if (call_id := f"{ID_PREFIX}{n:0{ID_DIGITS}d}") not in taken)
+    return list(itertools.islice(free, count))
 
 
-def _append_turn(messages: Conversation, outcomes: list[ToolOutcome]) -> None:
+def _append_turn(messages: Conversation, outcomes: list[ToolOutcome], content: str) -> None:
     """One assistant turn making these calls, then one result per call in call order."""
-    calls = [{"name": outcome.name, "arguments": outcome.arguments} for outcome in outcomes]
-    turn = parallel_tool_call_message(calls, first_id=_next_call_number(messages))
+    ids = _fresh_ids(messages, len(outcomes))
+    calls = [{"name": o.name, "arguments": o.arguments, "id": i} for o, i in zip(outcomes, ids)]
+    turn = parallel_tool_call_message(calls)
+    if content:
+        turn = {"role": "assistant", "content": content, "tool_calls": turn["tool_calls"]}
     messages.append(turn)
     for wire_call, outcome in zip(turn["tool_calls"], outcomes):
         messages.append(result_for_call(wire_call, outcome.content))

@@ -14,10 +14,15 @@ flag. ``tool_result_message`` takes a str, so the result is flattened:
   ``[resource link: NAME, URI, MIME]``;
 - ``structuredContent`` is added as compact JSON. Servers are asked to echo
   it as JSON in a text block too; that echo is replaced by the compact JSON
-  in place rather than repeated;
+  in place rather than repeated. A text block is an echo when it decodes to
+  the same JSON value (``same_json_value``: ``true`` is not ``1``, ``1.0``
+  is not ``1``); text that does not decode, or decodes to another value, is
+  kept as text;
 - an ``isError`` result reads ``error: ...``, the form every tool error in
   this package takes, so the model can tell failure from data;
-- a result with nothing in it reads ``[empty result]``.
+- a result with nothing in it (no blocks, or only empty or whitespace-only
+  text blocks) reads ``[empty result]``, and an ``isError`` one says the
+  tool failed without saying why.
 
 Not handled: the image or audio itself (templates here take text in a tool
 turn) and results that ask for more input (``resultType`` other than
@@ -33,6 +38,7 @@ import json
 from collections.abc import Mapping
 
 from templatestudio.tools import tool_result_message
+from templatestudio.values import same_json_value
 
 MISSING_SDK = (
     "MCP results need the MCP Python SDK (the mcp package); "
@@ -65,7 +71,13 @@ def _decoded_size(data: str, where: str) -> int:
     try:
         return len(base64.b64decode(data, validate=True))
     except binascii.Error as error:
-        raise ValueError(f"{where} carries data that is not valid base64") from error
+        raise ValueError(f"{where} carries data that is not valid base64: {error}") from error
+    except ValueError as error:
+        # b64decode refuses a str with non-ASCII characters before decoding,
+        # with a plain ValueError that says neither where nor which character.
+        found = next(((i, c) for i, c in enumerate(data) if not c.isascii()), None)
+        what = f"a non-ASCII character {found[1]!r} at offset {found[0]}" if found else str(error)
+        raise ValueError(f"{where} carries data that is not valid base64: {what}") from error
 
 
 def _marker(kind: str, *fields: object) -> str:
@@ -93,9 +105,12 @@ def _block_text(block: dict, position: int) -> str:
 
 
 def _echoes(text: str, value: object) -> bool:
+    # Any text may arrive here. ValueError covers JSONDecodeError and the
+    # interpreter's limit on long integer literals; RecursionError deep
+    # nesting ("[" * 100000). Such text is not an echo: it stays as written.
     try:
-        return json.loads(text) == value
-    except json.JSONDecodeError:
+        return same_json_value(json.loads(text), value)
+    except (ValueError, RecursionError):
         return False
 
 
@@ -106,7 +121,9 @@ def mcp_result_text(result: object) -> str:
     shape as it travels on the wire (``isError``, ``structuredContent``);
     a dict is validated by the SDK, so a malformed one raises its
     ``ValidationError``. Raises ImportError naming the extra when the SDK
-    is not installed, and ValueError for base64 that does not decode.
+    is not installed, TypeError for anything else, and ValueError for a
+    result that is not final, a block type the converter does not know, and
+    base64 that does not decode (naming the block and what is wrong).
     """
     wire = _wire_form(result)
     result_type = wire.get("resultType") or "complete"
@@ -130,9 +147,11 @@ def mcp_result_text(result: object) -> str:
     if compact is not None:
         parts.append(compact)
     body = "\n".join(parts)
+    # Whitespace-only blocks carry nothing to read; they get the same text
+    # as no blocks rather than a blank turn the model cannot interpret.
     if wire.get("isError"):
-        return f"error: {body}" if body else "error: the tool failed without saying why"
-    return body if body else "[empty result]"
+        return f"error: {body}" if body.strip() else "error: the tool failed without saying why"
+    return body if body.strip() else "[empty result]"
 
 
 def mcp_result_to_tool_message(

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 from rates import get_exchange_rate
 from templatestudio.coerce import MAX_NESTING
 from templatestudio.dispatch import (
-    MAX_RESULT_CONTAINERS,
     ToolOutcome,
     argument_problems,
     coerce_arguments,
     dispatch,
 )
+from templatestudio.shown_values import MAX_RESULT_CONTAINERS
 from templatestudio.tools import ParsedToolCall, tool_schema
 
 
