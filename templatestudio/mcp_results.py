@@ -26,7 +26,10 @@ flag. ``tool_result_message`` takes a str, so the result is flattened:
 
 Not handled: the image or audio itself (templates here take text in a tool
 turn) and results that ask for more input (``resultType`` other than
-``"complete"``), which the MCP client must answer before there is a result.
+``"complete"``), which the MCP client must answer before there is a result;
+and NaN or an infinity in ``structuredContent`` of a result given as the
+SDK's object, which its ``model_dump(mode="json")`` has already turned into
+``null`` before this module sees it.
 The ``mcp`` SDK is an optional extra: ``pip install 'templatestudio[mcp]'``.
 """
 

@@ -77,7 +77,9 @@ def call_from(
         raise CallSyntaxError(f"a call must be a JSON object, not {type(payload).__name__}")
     name = payload.get(name_key)
     if not isinstance(name, str) or not name:
-        raise CallSyntaxError(f"the call has no {name_key!r} string")
+        raise CallSyntaxError(f"the call has no {name_key!r}" if name_key not in payload else
+                              f"the call's {name_key!r} is an empty string" if name == "" else
+                              f"the call's {name_key!r} is {_json_kind(name)}, not a string")
     present = [key for key in argument_keys if key in payload]
     if len(present) > 1:
         given = " and ".join(repr(key) for key in present)
@@ -140,3 +142,11 @@ def looks_like_schema(arguments: object) -> bool:
         and arguments.get("type") == "object"
         and isinstance(arguments.get("properties"), dict)
     )
+
+
+def _json_kind(value: object) -> str:
+    """value's JSON kind with its article, for an error message: "a number", "null"."""
+    if value is None:
+        return "null"
+    kinds = {bool: "a boolean", int: "a number", float: "a number", list: "an array", dict: "an object"}
+    return kinds.get(type(value), f"a {type(value).__name__}")
