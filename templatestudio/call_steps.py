@@ -68,6 +68,8 @@ class CallSteps:
             # Raises (a survey records it, and the literal is text below).
             fmt, opener = opening.chosen
             self._regions.refuse(fmt, opener, self._base + opening.anchor,
+                                 "the turn's end or a message boundary follows it at once: the call holds nothing"
+                                 if opening.ended else
                                  "what follows it is not a call this format reads, though its call markup follows")
         if opening.from_start:  # prose at the reply's start: the literal's anywhere openers decide next
             self._start_prose = (self._base + opening.anchor, opening)

@@ -23,7 +23,9 @@ How it reads, left to right:
   format's strict reader reads it (``templatestudio.regions``). The
   reader may return calls, say the region is not a call after all (then
   it is text), or refuse it. A run of calls written exactly as the
-  writer writes them may be read in one step (``canonical_runs``).
+  writer writes them may be read in one step (``canonical_runs``),
+  unless a call in it is one the format's wire limits say it cannot
+  carry (``regions.beyond_wire``): the reader decides those.
 - A call of the machine's own format becomes ``ToolCallEvent``; a call
   in another format is a leak and raises ``UnparsedToolCall`` naming the
   marker and its offset; so does a region the reader refuses. A reply
@@ -48,9 +50,10 @@ text, never events), calls in a format outside the guard (text).
 from __future__ import annotations
 
 from templatestudio.call_steps import CallSteps, Mode
-from templatestudio.events import Event, TextDelta, merge_deltas
+from templatestudio.events import Event, TextDelta, ToolCallEvent, merge_deltas
 from templatestudio.machine_state import MachineState
 from templatestudio.openings import Opening
+from templatestudio.regions import beyond_wire
 from templatestudio.resumable_match import MATCHED, MORE
 from templatestudio.start_steps import StartSteps
 from templatestudio.wire.base import Format
@@ -262,6 +265,11 @@ class Machine(CallSteps, StartSteps, MachineState):
         # (read_at's first check, written out: a stream meets each call here, mostly blocked.)
         if tries is not None and pairs[0][0] is self.format and self._base + begin >= tries.blocked_until:
             run = tries.read_at(buffer, begin, self._base)
+            if run is not None and beyond_wire(self.format, run[0]):
+                # A call the wire cannot carry (Llama 3's schema-shaped arguments): the format's reader
+                # decides what it is, call by call, as a stream meets it; runs resume past it.
+                tries.calls -= sum(type(event) is ToolCallEvent for event in run[0])
+                tries.blocked_until, run = self._base + run[1], None
             if run is not None:  # the calls of a run, all but its last (the machine reads that one next)
                 events, end = run
                 self._examined += end - begin

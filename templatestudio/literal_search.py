@@ -21,6 +21,12 @@ Pair = tuple[Format, Opener]
 # The characters probed after a literal (``may_follow``); any other may always follow.
 _PROBED = "".join(map(chr, range(128)))
 
+# Held text up to this length is decided by the regex first (see openings.Opening.decide,
+# and Tables.refuses, which looks as far).
+REGEX_FIRST_LOOK = 512
+# How far past a literal its commitment looks for the format's own markup (Opening._committed, and refuses).
+COMMIT_LOOK = REGEX_FIRST_LOOK
+
 
 def may_follow(pairs: list[Pair]) -> str | None:
     """The ASCII characters after the literal with which one of its openers may still match; None if every one.
@@ -227,3 +233,18 @@ def commitment(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
         # (``<tool_calls>"name"{[: …``). Prose about the format writes the brace first.
         ways.append(f"\\s*[\"'](?:{'|'.join(map(regex.escape, keys))})[\"']\\s*[{{\\[:]")
     return regex.compile(f"{regex.escape(literal)}(?:{'|'.join(ways)})")
+
+
+def markup_after(commit: regex.Pattern, buffer: str, at: int, final: bool) -> tuple[regex.Match | None, bool]:
+    """The commitment's look past the literal at buffer[at]: (what it matched, whether that is settled).
+
+    The look ends COMMIT_LOOK characters past the literal whatever the
+    chunking: the end of that window counts as the end of the text, so a
+    stream decides as the whole text does. The markup is whole when the
+    match is not partial; a partial match (or none) is no markup once it is
+    settled: the look is whole or the text ended. ``Opening._committed``
+    and ``Tables.refuses`` both decide by this.
+    """
+    limit = at + COMMIT_LOOK
+    found = commit.match(buffer, at, min(len(buffer), limit), partial=True)
+    return found, found is None or not found.partial or final or len(buffer) >= limit

@@ -20,9 +20,8 @@ from enum import Enum
 
 import regex
 
-from templatestudio.literal_search import Pair
+from templatestudio.literal_search import REGEX_FIRST_LOOK, Pair, markup_after
 from templatestudio.resumable_match import MATCHED, MORE, Scan
-from templatestudio.watch_tables import REGEX_FIRST_LOOK, markup_after
 from templatestudio.wire.base import Format, Opener
 from templatestudio.wire.final_matches import HeldRun
 
@@ -94,7 +93,7 @@ class Opening:
     """
 
     __slots__ = ("pairs", "anchor", "from_start", "line_start", "commit", "first_look", "own", "next", "trying",
-                 "undecided", "chosen", "settled", "final_windows")
+                 "undecided", "chosen", "settled", "final_windows", "ended")
 
     def __init__(self, pairs: list[Pair], anchor: int, from_start: bool, commit: regex.Pattern | None = None,
                  first_look: tuple[int, regex.Pattern] | None = None, own: Format | None = None,
@@ -119,6 +118,7 @@ class Opening:
         self.trying: Candidate | None = None
         self.undecided: list[Candidate] = []
         self.chosen: Pair | None = None
+        self.ended = False  # MALFORMED by the turn's end or framing right after the literal (watch_tables)
         # HeldRun -> the window its run gives at the end of the text (found once, shared by the openers that share it).
         self.final_windows: dict[HeldRun, int] | None = None
 
@@ -249,8 +249,13 @@ class Opening:
             return Decision.PROSE, work
         if not found.partial:
             inner = found.group()
+            # The format whose inner markup (or stop token, or framing: ``watch_tables``) ends the look.
             self.chosen = next(((fmt, opener) for fmt, opener in self.pairs if fmt.wire is not None
-                                and any(inner.endswith(item) for item in fmt.wire.inner_literals)), self.pairs[0])
+                                and any(inner.endswith(item) for item in (*fmt.wire.inner_literals,
+                                        *fmt.wire.stop_tokens, *fmt.wire.framing))), self.pairs[0])
+            wire = self.chosen[0].wire
+            rest = inner[len(self.pairs[0][1].literal) :].lstrip(" \t\r\n")
+            self.ended = wire is not None and rest in (*wire.stop_tokens, *wire.framing)
             return Decision.MALFORMED, work
         return (Decision.PROSE if settled else Decision.WAITS), work
 

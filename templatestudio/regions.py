@@ -24,12 +24,13 @@ Not handled here: where regions start and end (``templatestudio.engine``,
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 
 from templatestudio.calls import UnparsedToolCall
 from templatestudio.canonical_runs import RunShape
-from templatestudio.events import CutToolCall, Event, Marker, TextDelta, region_events
+from templatestudio.events import CutToolCall, Event, Marker, TextDelta, ToolCallEvent, region_events
 from templatestudio.wire.arguments import Invoke, NameBetween, NameKey
 from templatestudio.wire.base import CallSyntaxError, Extent, Format, Opener
 from templatestudio.wire.json_scan import json_string_end
@@ -64,7 +65,7 @@ class Regions:
             # Not where the extent decoded the value already (a long region
             # read whole): the reader takes that value, decoded once.
             made = self.runs.read_one(region)
-            if made is not None:
+            if made is not None and not beyond_wire(fmt, (made,)):
                 return [made]
         try:
             spans = fmt.read_region(region, opener, extent.found)
@@ -115,6 +116,23 @@ class Regions:
 
     def _reader(self) -> str:
         return f"the {self.own.name} format" if self.own is not None else "the reader"
+
+
+def beyond_wire(fmt: Format, events) -> bool:
+    """Whether a call among events has arguments one of fmt's wire limits says the wire cannot carry.
+
+    A run shape reads a call as written; the format's reader may read such
+    a call otherwise (Llama 3 takes schema-shaped arguments for a tool's
+    schema: text), so a run leaves it to the reader, and so does a stream.
+    """
+    limits = _wire_limits(fmt)
+    return bool(limits) and any(type(event) is ToolCallEvent and any(applies(event.call.arguments) for applies in limits)
+                                for event in events)
+
+
+@functools.cache
+def _wire_limits(fmt: Format) -> tuple:
+    return tuple(limit.applies for limit in fmt.wire_limits if limit.where == "wire")
 
 
 def cut_events(fmt: Format, opener: Opener, text: str, offset: int) -> list[Event]:
@@ -257,4 +275,4 @@ def cut_name(fmt: Format, raw: str) -> str | None:
     return None
 
 
-__all__ = ["Regions", "cut_events", "cut_name"]
+__all__ = ["Regions", "beyond_wire", "cut_events", "cut_name"]

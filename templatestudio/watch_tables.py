@@ -24,31 +24,12 @@ from dataclasses import dataclass
 import regex
 
 from templatestudio.canonical_runs import RunShape
-from templatestudio.literal_search import Pair, commitment, inner_start, literal_search
+from templatestudio.literal_search import REGEX_FIRST_LOOK, Pair, commitment, inner_start, literal_search, markup_after
+from templatestudio.openings import Decision, Opening
 from templatestudio.resumable_match import MATCHED
 from templatestudio.run_shapes import run_shape
 from templatestudio.wire.base import Format, Opener
 
-# Held text up to this length is decided by the regex first (see openings.Opening.decide,
-# and Tables.refuses, which looks as far).
-REGEX_FIRST_LOOK = 512
-# How far past a literal its commitment looks for the format's own markup (Opening._committed, and refuses).
-COMMIT_LOOK = REGEX_FIRST_LOOK
-
-
-def markup_after(commit: regex.Pattern, buffer: str, at: int, final: bool) -> tuple[regex.Match | None, bool]:
-    """The commitment's look past the literal at buffer[at]: (what it matched, whether that is settled).
-
-    The look ends COMMIT_LOOK characters past the literal whatever the
-    chunking: the end of that window counts as the end of the text, so a
-    stream decides as the whole text does. The markup is whole when the
-    match is not partial; a partial match (or none) is no markup once it is
-    settled: the look is whole or the text ended. ``Opening._committed``
-    and ``Tables.refuses`` both decide by this.
-    """
-    limit = at + COMMIT_LOOK
-    found = commit.match(buffer, at, min(len(buffer), limit), partial=True)
-    return found, found is None or not found.partial or final or len(buffer) >= limit
 
 
 @dataclass(frozen=True)
@@ -179,7 +160,7 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     start = [pair for literal in shared for pair in anywhere.get(literal, ()) if pair[0] is own] + start
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
-    commits = {literal: found for literal, pairs in anywhere.items() if (found := commitment(literal, pairs)) is not None}
+    commits = {literal: found for literal, pairs in anywhere.items() if (found := _committing(literal, pairs)) is not None}
     inner_starts = {literal: inner_start(literal, literals) for literal in literals}
     longest = max(map(len, literals), default=0)
     return Tables(
@@ -203,6 +184,33 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         inner_starts=inner_starts,
         uncrossable=frozenset(literal for literal in literals if _holds_another(literal, literals, longest)),
     )
+
+
+def _committing(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
+    """``literal_search.commitment``, or the literal's formats' stop token or framing right after it.
+
+    A literal that alone at the reply's end is a cut call, followed at once
+    (whitespace between) by the turn's end or a message boundary of a
+    format it opens (``<|plamo:tag|>`` after PLaMo 3's section token: a
+    server that did not stop on it), opened a call that holds nothing:
+    malformed, never prose. Prose naming the literal has words before the
+    boundary; a literal that is itself framing commits to none.
+    """
+    found = commitment(literal, pairs)
+    if not _cut_alone(literal, pairs):
+        return found
+    shapes = [fmt.wire for fmt, _ in pairs if fmt.wire is not None]
+    ends = {token for shape in shapes for token in (*shape.stop_tokens, *shape.framing)}
+    if not ends or literal in ends:
+        return found
+    boundary = "|".join(map(regex.escape, sorted(ends, key=len, reverse=True)))
+    ways = [f"{regex.escape(literal)}[ \\t\\r\\n]*+(?:{boundary})"]
+    return regex.compile("|".join([*ways, *([found.pattern] if found is not None else [])]))
+
+
+def _cut_alone(literal: str, pairs: list[Pair]) -> bool:
+    """Whether the literal alone, where the text ends, is a cut call (``openings.Opening``'s decision)."""
+    return Opening(pairs, 0, False).decide(literal, True)[0] is Decision.CUT
 
 
 def _holds_another(literal: str, literals: list[str], longest: int) -> bool:
@@ -245,4 +253,4 @@ def any_opener(openers: tuple[Opener, ...]) -> regex.Pattern:
     return regex.compile("|".join(f"(?:{opener.opening.regex})" for opener in openers))
 
 
-__all__ = ["COMMIT_LOOK", "REGEX_FIRST_LOOK", "Tables", "any_opener", "markup_after", "tables", "watched"]
+__all__ = ["Tables", "any_opener", "tables", "watched"]

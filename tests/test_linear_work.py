@@ -39,7 +39,7 @@ from templatestudio.engine import Machine
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import find_call_markers
 from templatestudio.resumable_match import MATCHED, MORE
-from templatestudio.watch_tables import REGEX_FIRST_LOOK
+from templatestudio.literal_search import REGEX_FIRST_LOOK
 
 # Issue 11's sizes for the cases it measured, read by the format they aim at
 # and by the leak survey; the registry-wide matrix (every format's reader,

@@ -149,7 +149,7 @@ REFUSALS = [
     ("apriel", '<tool_calls>[{"name": "a", "arguments": {}, "name": "b"}]</tool_calls>', "the key 'name' is given twice"),
     ("apriel", '<tool_calls>[{"name": "a", "arguments": {}}] x</tool_calls>', "expected </tool_calls> after the list"),
     ("command-r-plus", "Action:\n```json\n[]\n```", "an empty list of actions"),
-    ("command-r-plus", 'Action: ```json\n[{"name": "a", "arguments": {}}]```', "has no 'tool_name' string"),
+    ("command-r-plus", 'Action: ```json\n[{"name": "a", "arguments": {}}]```', "the call has no 'tool_name'"),
     ("gigachat", '<|function_call|>[{"name": "a", "arguments": {}}]', "a JSON list after <|function_call|>"),
     ("functionary-v3.1", '<function=a>"{}"</function>', "the arguments of 'a' are a JSON string, not an object"),
     ("functionary-v3.1", '<function=a b>{}</function>', "the function name 'a b' holds whitespace"),

@@ -17,7 +17,7 @@ import pytest
 from layout_oracle import laid_out  # the tests' own statement of the layout rule
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import read_events
-from templatestudio.watch_tables import REGEX_FIRST_LOOK
+from templatestudio.literal_search import REGEX_FIRST_LOOK
 from templatestudio.detect import resolve_format
 from templatestudio.formats import FORMATS, UnknownFormat
 from templatestudio.leaks import find_call_markers
