@@ -32,6 +32,12 @@ The rule for a call that proves different after deltas went out:
   stream's own events for the text: content, a ``CutToolCall``, or the call
   the reader read, which gets the next index. Nothing the model wrote is
   lost; a client that sees unparsable arguments sees a call that was not.
+- ``StreamedCallChanged`` is raised as soon as the changed call is read, so
+  it comes before an error the whole read raises further on (a later call
+  refused or cut): a stream cannot see that far ahead, and the whole read,
+  which gives nothing out, raises the later one. Whether deltas went out
+  before the call proved different depends on the chunking, so which of
+  the two a strict stream raises does too; each names its own offset.
 
 Which calls get deltas is the preview's to say: plain names, and the formats
 ``preview_refusal`` (``call_preview``) accepts; a call with any other name,

@@ -347,12 +347,21 @@ def _streamed_as_read(fmt, text: str, seeds: list[int]) -> None:
                 assert any(isinstance(event, ArgumentsWithdrawn) for event in loose), (text, streamed)
                 continue
             if isinstance(whole, Exception):
+                if strict and isinstance(streamed, StreamedCallChanged):
+                    # Raised where the changed call was read: before the whole read's later error.
+                    assert _offset(streamed) < _offset(whole), (text, streamed, whole)
+                    continue
                 assert type(streamed) is type(whole) and str(streamed) == str(whole), (text, streamed, whole)
                 continue
             assert not isinstance(streamed, Exception), (text, streamed)
             plain = [event for event in streamed if not isinstance(event, (ArgumentsDelta, ArgumentsWithdrawn))]
             assert merge_deltas(plain) == whole, text
             _each_streamed_call_is_read_as_it_went_out_or_withdrawn(streamed)
+
+
+def _offset(error: Exception) -> int:
+    """The reply offset an UnparsedToolCall's message names."""
+    return int(re.search(r"at offset (\d+)", str(error)).group(1))
 
 
 def _each_streamed_call_is_read_as_it_went_out_or_withdrawn(events: list) -> None:
@@ -510,3 +519,30 @@ def test_a_call_object_with_members_in_any_order_and_number_is_streamed_as_it_re
     assume(start is not None)  # a format that writes the object otherwise (indented) is covered above
     text = written[:start] + body + written[start + len(original):]
     _streamed_as_read(fmt, text, seeds)
+
+
+@pytest.mark.parametrize("name", DELTA_FORMATS)
+@given(later=st.sampled_from(["cut", "refused"]), cut_at=st.floats(0.2, 0.9), seeds=st.lists(st.integers(0, 2**16),
+                                                                                              min_size=2, max_size=2))
+@settings(max_examples=30, deadline=None, derandomize=True, database=None)
+def test_a_changed_call_before_a_later_error_raises_where_it_was_read(name, later, cut_at, seeds):
+    """A call read otherwise than its deltas said (a key written twice), then a call cut or refused: a strict
+    stream that gave the first call's deltas out raises StreamedCallChanged at the first call's offset, before
+    the whole read's error further on; one that gave none out raises the whole read's error."""
+    fmt = FORMATS[name]
+    first = fmt.wire.write_call(ParsedToolCall("f", {"a": 1}))
+    assume('"a": 1' in first)
+    changed = first.replace('"a": 1', '"a": 1, "a": 2', 1)
+    second = fmt.wire.write_call(ParsedToolCall("g", {"b": "x"}))
+    refused = second.replace('"b": "x"', '"b": x', 1)  # not JSON inside the call's markup
+    tail = second[: max(1, int(len(second) * cut_at))] if later == "cut" else refused
+    text = changed + tail
+    _streamed_as_read(fmt, text, seeds)
+    # Character by character the first call's deltas go out before its second "a" arrives.
+    one_by_one = _outcome(lambda: _fed_by_characters(fmt, text))
+    assert isinstance(one_by_one, StreamedCallChanged) and _offset(one_by_one) < len(changed), (text, one_by_one)
+
+
+def _fed_by_characters(fmt, text: str) -> list:
+    stream = ArgumentStream(fmt, strict=True)
+    return [event for char in text for event in stream.feed(char)] + stream.close()
