@@ -122,6 +122,11 @@ class ArgumentStream:
         return self.stream.offset
 
     @property
+    def layout_holding(self) -> int:
+        """The stream's layout whitespace held back (``Machine.layout_holding``)."""
+        return self.stream.layout_holding
+
+    @property
     def open_slot(self) -> int | None:
         """The index of a call whose deltas went out and that the reader has not settled yet."""
         return self._slot

@@ -174,6 +174,11 @@ class Machine(CallSteps, StartSteps, MachineState):
         laid = self._layout.feed(out.take())
         return self._laid_out(laid) if self._laid else laid
 
+    @property
+    def layout_holding(self) -> int:
+        """Characters of whitespace fed and settled that the layout holds back (0 without a layout)."""
+        return 0 if self._layout is None else self._layout.holding
+
     def close(self) -> list[Event]:
         if self._closed:
             raise RuntimeError("the reply was already closed")

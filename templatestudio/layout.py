@@ -121,6 +121,11 @@ class Layout:
         # (two reasoning blocks with a newline between them): the events go out merged.
         return merge_deltas(out) if len(out) > 1 else out
 
+    @property
+    def holding(self) -> int:
+        """Characters of whitespace at the end of what was fed that are held, not returned yet."""
+        return len(self._held) + len(self._held_reasoning)
+
     def block_opens(self) -> None:
         """A reasoning block opens here, after every event fed so far.
 

@@ -151,13 +151,10 @@ def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None,
     """
     # reasoning_open=False: a reasoning parser has already taken any block the
     # prompt opened, and without one that block's text is plain content.
-    if reasoning_taken:
-        reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools)
-        return TakenContent(fmt.reasoning_pairs).add(reply.events)
-    # layout=False: without a reasoning parser the content is the reply's own text (tags and
+    # layout=False without a reasoning parser: the content is the reply's own text (tags and
     # all) minus its calls, and a refused reply comes back unchanged: no whitespace is taken out.
-    reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools, layout=False)
-    content = ReplyContent(fmt.reasoning_pairs)
+    reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools, layout=reasoning_taken)
+    content = TakenContent(fmt.reasoning_pairs, fmt.spacing) if reasoning_taken else ReplyContent(fmt.reasoning_pairs)
     body, calls = content.add(reply.events, text)
     return body + content.finish(text), calls
 
@@ -183,8 +180,9 @@ class ReplyStream:
         # call that then proves different: ArgumentsWithdrawn, logged, and the slot stays unfinished).
         stream = ArgumentStream if deltas else ToolCallStream
         self.stream = stream(fmt, strict=False, tools=tools, layout=reasoning_taken)
-        self.taken = TakenContent(fmt.reasoning_pairs) if reasoning_taken else None
-        self.content = ReplyContent(fmt.reasoning_pairs)
+        self.taken = reasoning_taken
+        self.content = TakenContent(fmt.reasoning_pairs, fmt.spacing) if reasoning_taken \
+            else ReplyContent(fmt.reasoning_pairs)
         self.text = ""
         self.settled = 0
         self.leaked = False
@@ -198,8 +196,12 @@ class ReplyStream:
             events = self.stream.feed(delta)
         except UnparsedToolCall as error:
             return self._leak(error), []
-        self.settled = self.stream.offset
-        return self._add(events)
+        content, calls = self.content.add(events, self.text)
+        if content or calls or not self.taken:
+            # With the layout, the whitespace it still holds was not sent (nor was any the events
+            # have not shown yet): a leak sends it as written, as the whole reply's answer does.
+            self.settled = self.stream.offset - self.stream.layout_holding
+        return content, calls
 
     def close(self) -> tuple[str, Calls]:
         if self.leaked or self.closed:
@@ -210,17 +212,12 @@ class ReplyStream:
         except UnparsedToolCall as error:
             return self._leak(error), []
         self.settled = len(self.text)
-        if self.taken is not None:
-            return self.taken.add(events)
         body, calls = self.content.add(events, self.text)
         return body + self.content.finish(self.text), calls
-
-    def _add(self, events) -> tuple[str, Calls]:
-        return self.taken.add(events) if self.taken is not None else self.content.add(events, self.text)
 
     def _leak(self, error: Exception) -> str:
         leak(error, self.format, self.strict, getattr(self.stream, "open_slot", None))
         self.leaked = True
-        rest = self.text[self.settled :] if self.taken is not None else self.content.unsent(self.text, self.settled)
+        rest = self.text[self.settled :] if self.taken else self.content.unsent(self.text, self.settled)
         self.settled = len(self.text)
         return rest

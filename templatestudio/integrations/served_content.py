@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from templatestudio.argument_deltas import ArgumentsDelta, ArgumentsWithdrawn
 from templatestudio.calls import ParsedToolCall
-from templatestudio.events import CutToolCall, ReasoningDelta, ToolCallEvent
+from templatestudio.events import CutToolCall, ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.integrations.served_log import logger
+from templatestudio.start_steps import _SPACE_RUN  # the space run the engine reads at a reply's start
 
 __all__ = ["Calls", "ReplyContent", "TakenContent", "not_sent", "withdrawn"]
 
@@ -30,116 +31,216 @@ class ReplyContent:
 
     Reasoning blocks only open a reply (before any call or visible text), so
     while the reply is still opening the raw text is walked beside the
-    events: that puts each tag back where it stood, even between two blocks
-    the events merged into one delta, and around blocks with nothing inside
-    (which make no event). pairs: the format's reasoning pairs
-    (``Format.reasoning_pairs``); each block gets back the tags it was
-    written with, and a block that ended at a call (``Reasoning.ends_at_call``)
-    gets no closer it never had.
+    events, by the engine's own rule for a reply's start (``start_steps``:
+    its leading space run, then a block whose opener stands there, the
+    format's pairs in order): that puts each tag back where it stood, even
+    between two blocks the events merged into one delta, and around blocks
+    with nothing inside (which make no event). pairs: the format's
+    reasoning pairs (``Format.reasoning_pairs``); each block gets back the
+    tags it was written with, and a block that ended at a call
+    (``Reasoning.ends_at_call``) or at the reply's end gets no closer it
+    never had. Whatever no event showed once the reply is over (a block
+    left open, empty blocks, a lone opener) is given back by ``finish``:
+    a reply without calls comes back as exactly its text.
     """
+
+    loose = False  # the events hold every character of the opening (no layout took any out)
 
     def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
         self.pairs = pairs
-        self.reasoning = pairs[0] if pairs else None  # the pair of the block being walked
-        self.empties = tuple("".join(pair) for pair in pairs)  # blocks with nothing inside
-        self.opening = bool(pairs)  # no call or visible text yet: reasoning may come
-        self.position = 0  # raw-text offset the content has reached, while opening
-        self.in_block = False
+        self.opening = True  # no call or visible text yet: reasoning may come
+        self.position = 0  # raw-text offset the walk has reached, while opening
+        self.closer: str | None = None  # the closer of the block the walk is inside
 
     def add(self, events, text: str) -> tuple[str, Calls]:
         """(content, calls) for the next events; text is the reply so far."""
         pieces, calls = [], []
         for position, event in enumerate(events):
-            if isinstance(event, ReasoningDelta) and self.opening:
-                pieces.append(self._reasoning(event.text, text))
-                continue
-            if self.in_block:
-                pieces.append(self._close(text))
-            if isinstance(event, CutToolCall):
-                if self.opening:
-                    pieces.append(self._empty_blocks(text))
-                self.opening = False
+            kind = type(event)
+            if self.opening:
+                if kind is ReasoningDelta:
+                    pieces.append(self._reasoning(event.text, text))
+                    continue
+                if kind is TextDelta:
+                    pieces.append(self._text(event.text, text))
+                    continue
+                if kind is not ArgumentsWithdrawn:  # a call: the blocks before it, then no more reasoning
+                    pieces.append(self._settle(text))
+                    self.opening = False
+            if kind is CutToolCall:
                 not_sent(event, _streamed_before(events, position))
-            elif isinstance(event, (ToolCallEvent, ArgumentsDelta)):
-                if self.opening:
-                    pieces.append(self._empty_blocks(text))
-                calls.append((event.call, event.id) if isinstance(event, ToolCallEvent) else event)
-                self.opening = False
-            elif isinstance(event, ArgumentsWithdrawn):
+            elif kind is ToolCallEvent:
+                calls.append((event.call, event.id))
+            elif kind is ArgumentsDelta:
+                calls.append(event)
+            elif kind is ArgumentsWithdrawn:
                 withdrawn(events, position)
-            elif self.opening:
-                pieces.append(self._text(event.text, text))
-                self.opening = not event.text.strip()
             else:
                 pieces.append(event.text)
         return "".join(pieces), calls
 
-    def _text(self, piece: str, text: str) -> str:
-        """piece as it stood in text, with the empty blocks the events merged it across.
-
-        An empty block in the raw text that piece does not also hold at that
-        point is one the engine read as reasoning (and gave no event).
-        """
-        out, index = [], 0
-        while index < len(piece):
-            empty = next((item for item in self.empties if text.startswith(item, self.position)), None)
-            if empty is not None and not piece.startswith(empty, index):
-                out.append(empty)
-                self.position += len(empty)
-                continue
-            ahead = min((at for at in (text.find(item, self.position + 1) for item in self.empties) if at != -1),
-                        default=-1)
-            step = len(piece) - index if ahead == -1 else min(len(piece) - index, ahead - self.position)
-            out.append(piece[index : index + step])
-            self.position += step
-            index += step
-        return "".join(out)
-
-    def _reasoning(self, piece: str, text: str) -> str:
-        out = []
-        while piece:
-            if not self.in_block:  # the engine opens a block only where its opener stands: the first one ahead
-                found = [(at, pair) for pair in self.pairs if (at := text.find(pair[0], self.position)) != -1]
-                self.reasoning = min(found)[1] if found else self.reasoning
-                out.append(self.reasoning[0])
-                self.position += len(self.reasoning[0])
-                self.in_block = True
-            closer = self.reasoning[1]
-            end = text.find(closer, self.position)
-            room = (len(text) if end == -1 else end) - self.position
-            taken, piece = piece[:room], piece[room:]
-            out.append(taken)
-            self.position += len(taken)
-            if piece:  # this block closed and the next opened right after it
-                out.append(self._close(text))
-        return "".join(out)
-
-    def _empty_blocks(self, text: str) -> str:
-        """Blocks with nothing inside (``<think></think>``): they make no event at all."""
-        out = []
-        while (empty := next((item for item in self.empties if text.startswith(item, self.position)), None)):
-            out.append(empty)
-            self.position += len(empty)
-        return "".join(out)
-
-    def _close(self, text: str) -> str:
-        self.in_block = False
-        closer = self.reasoning[1]
-        if closer not in text[self.position :]:
-            return ""  # the block ended at a call (Reasoning.ends_at_call): it has no closer
-        self.position += len(closer)
-        return closer
-
     def finish(self, text: str) -> str:
-        """What no event showed at the end: a closing tag, or empty blocks, the reply ended on."""
-        closing = ""
-        if self.in_block and text.startswith(self.reasoning[1], self.position):
-            closing = self._close(text)
-        return closing + (self._empty_blocks(text) if self.opening else "")
+        """What no event showed at the end: a closing tag, empty blocks, an opener the reply ended on."""
+        return self._settle(text) if self.opening else ""  # past that, framing the reader dropped
 
     def unsent(self, text: str, settled: int) -> str:
         """After a leak: the text not sent yet, given the offset the stream had settled."""
         return text[self.position :] if self.opening else text[settled:]
+
+    # -- the walk of the opening ---------------------------------------------------------------
+
+    def _text(self, piece: str, text: str) -> str:
+        """A text delta while opening: leading space beside the blocks, then visible text (the opening ends)."""
+        out, index = [], 0
+        while index < len(piece):
+            run = self._space(piece, index, text)
+            if run:
+                out.append(piece[index : index + run])
+                index += run
+                continue
+            before = self.position
+            out.append(self._settle(text))
+            if self.position == before:  # visible text starts here: the rest is the reply's text
+                out.append(piece[index:])
+                self.opening = False
+                break
+        return "".join(out)
+
+    def _reasoning(self, piece: str, text: str) -> str:
+        out, index = [], 0
+        while index < len(piece):
+            if self.closer is None:
+                out.append(self._open(text))
+                if self.closer is None:  # no opener left in the raw text (not expected): as the events say
+                    out.append(piece[index:])
+                    break
+            at = text.find(self.closer, self.position)
+            taken = self._match(piece, index, len(text) if at == -1 else at, text)
+            out.append(piece[index : index + taken])
+            index += taken
+            if index < len(piece):  # this block closed and the next one opened right after it
+                out.append(self._end_block(text))
+        return "".join(out)
+
+    def _settle(self, text: str) -> str:
+        """Before a delta that is no reasoning: the open block's end, then the blocks with nothing inside."""
+        out = [self._end_block(text)] if self.closer is not None else []
+        while True:
+            self._skip_layout(text)
+            pair = self._opener_at(text)
+            if pair is None:
+                break
+            out.append(pair[0])
+            self.position += len(pair[0])
+            self._skip_layout(text)
+            if not text.startswith(pair[1], self.position):
+                break  # an opener that ended at a call (or the reply's end) with nothing inside: no closer
+            out.append(pair[1])
+            self.position += len(pair[1])
+        return "".join(out)
+
+    def _open(self, text: str) -> str:
+        """A reasoning delta outside a block: the empty blocks before it, then the opener of its own."""
+        out = []
+        while self.closer is None:
+            self._skip_layout(text)
+            pair = self._opener_at(text)
+            if pair is None:  # framing the reader dropped stands before it: the first opener ahead
+                found = [(at, number) for number, (opener, _) in enumerate(self.pairs)
+                         if (at := text.find(opener, self.position)) != -1]
+                if not found:
+                    break
+                at, number = min(found)
+                pair, self.position = self.pairs[number], at
+            out.append(pair[0])
+            self.position += len(pair[0])
+            self._skip_layout(text)
+            if text.startswith(pair[1], self.position):  # nothing inside: no event
+                out.append(pair[1])
+                self.position += len(pair[1])
+            else:
+                self.closer = pair[1]
+        return "".join(out)
+
+    def _end_block(self, text: str) -> str:
+        closer, self.closer = self.closer, None
+        self._skip_layout(text)
+        if not text.startswith(closer, self.position):
+            return ""  # the block ended at a call (Reasoning.ends_at_call) or the reply's end: no closer
+        self.position += len(closer)
+        return closer
+
+    def _opener_at(self, text: str) -> tuple[str, str] | None:
+        # The engine opens a block with the first of the pairs whose opener stands there (ReasoningBlocks.open).
+        return next((pair for pair in self.pairs if text.startswith(pair[0], self.position)), None)
+
+    def _space(self, piece: str, index: int, text: str) -> int:
+        """How many of piece's characters from index are the space run at the walk's position (the engine's)."""
+        raw = _SPACE_RUN.match(text, self.position).end() - self.position
+        run = 0
+        while run < raw and index + run < len(piece) and piece[index + run] == text[self.position + run]:
+            run += 1
+        self.position += run
+        return run
+
+    def _match(self, piece: str, index: int, end: int, text: str) -> int:
+        """How many of piece's characters from index the raw text holds before end; the walk passes them."""
+        taken = min(len(piece) - index, end - self.position)
+        self.position += taken
+        return taken
+
+    def _skip_layout(self, text: str) -> None:
+        """Nothing here: every character of the opening is in the events."""
+
+
+class TakenContent(ReplyContent):
+    """A reply's content and calls from its events, once a reasoning parser took its reasoning.
+
+    The text left is read with the format's layout taken out (the whitespace
+    its template writes beside a call is not content). A reasoning block
+    still at its start (another reasoning parser left it) is content, in the
+    format's written tags: one opener before the block's text, the closer
+    only where the reply wrote one, whatever the chunking. The walk of the
+    opening is ``ReplyContent``'s, passing over the whitespace the layout
+    took out of the events.
+    """
+
+    def __init__(self, pairs: tuple[tuple[str, str], ...], spacing: str | None = None) -> None:
+        super().__init__(pairs)
+        self.spacing = spacing or ""  # the format's layout whitespace (Format.spacing): none, no layout
+        self.loose = bool(spacing)
+
+    def _space(self, piece: str, index: int, text: str) -> int:
+        if not self.loose:
+            return super()._space(piece, index, text)
+        at, run = self.position, 0
+        while index + run < len(piece) and _SPACE_RUN.match(piece, index + run).end() > index + run:
+            while at < len(text) and text[at] != piece[index + run] and text[at] in self.spacing:
+                at += 1  # whitespace the layout took out
+            if at == len(text) or text[at] != piece[index + run]:
+                break
+            at, run = at + 1, run + 1
+        if run:
+            self.position = at
+        return run
+
+    def _match(self, piece: str, index: int, end: int, text: str) -> int:
+        if not self.loose:
+            return super()._match(piece, index, end, text)
+        at, taken = self.position, index
+        while taken < len(piece) and at < end:
+            if text[at] == piece[taken]:
+                taken += 1
+            elif text[at] not in self.spacing:
+                self.position = at  # not the raw text the events say (not expected): take the rest as read
+                return len(piece) - index
+            at += 1
+        self.position = at
+        return taken - index
+
+    def _skip_layout(self, text: str) -> None:
+        while self.position < len(text) and text[self.position] in self.spacing:
+            self.position += 1
 
 
 def not_sent(cut: CutToolCall, streamed: int | None = None) -> None:
@@ -173,33 +274,3 @@ def _streamed_before(events: list, position: int) -> int | None:
     """The index of the call withdrawn right before events[position], if it was."""
     before = events[position - 1] if position else None
     return before.index if isinstance(before, ArgumentsWithdrawn) else None
-
-
-class TakenContent:
-    """A reply's content and calls from its events, once a reasoning parser took its reasoning.
-
-    The text left is read with the format's layout taken out (the whitespace
-    its template writes beside a call is not content). A reasoning block
-    still at its start (another reasoning parser left it) is content, in the
-    format's written tags.
-    """
-
-    def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
-        self.pair = pairs[0] if pairs else ("", "")
-
-    def add(self, events) -> tuple[str, Calls]:
-        pieces, calls = [], []
-        for position, event in enumerate(events):
-            if isinstance(event, ReasoningDelta):
-                pieces.append(f"{self.pair[0]}{event.text}{self.pair[1]}")
-            elif isinstance(event, CutToolCall):
-                not_sent(event, _streamed_before(events, position))
-            elif isinstance(event, ToolCallEvent):
-                calls.append((event.call, event.id))
-            elif isinstance(event, ArgumentsDelta):
-                calls.append(event)
-            elif isinstance(event, ArgumentsWithdrawn):
-                withdrawn(events, position)
-            else:
-                pieces.append(event.text)
-        return "".join(pieces), calls

@@ -57,11 +57,13 @@ class ReasoningSplit:
     def __init__(self, fmt: Format, *, opened: Pair | None = None) -> None:
         self.format = fmt
         # strict=False: a call cut short is the tool parser's to report, not a reasoning matter.
-        self.machine = Machine(fmt, reasoning_open=opened or False, strict=False)
+        self.machine_opened = opened or False
+        self.machine = Machine(fmt, reasoning_open=self.machine_opened, strict=False)
         self.text = ""
         self.ended = False
         self._start = 0  # where the content starts in text, once ended
         self._lead = ""  # whitespace between the blocks that is not layout (a format keeping all of it)
+        self._sent = 0  # characters of reasoning returned so far
         self.closed = False
 
     @property
@@ -76,10 +78,12 @@ class ReasoningSplit:
         try:
             reasoning = self._reasoning(self.machine.feed(delta))
         except UnparsedToolCall:  # a call region the reader refuses: the reasoning ended before it
+            reasoning = self._before_refusal(len(self.text) - len(delta))
             self._end()
-            return ""
+            return reasoning
         if self.machine.past_opening:
             self._end()  # text or a call has started: its events may settle later, the reasoning is over
+        self._sent += len(reasoning)
         return reasoning
 
     def close(self) -> tuple[str, str]:
@@ -89,11 +93,31 @@ class ReasoningSplit:
             try:
                 reasoning = self._reasoning(self.machine.close())
             except UnparsedToolCall:
-                pass
+                reasoning = self._before_refusal(len(self.text))
         self.closed = True
         if not self.ended:
             self._end()
         return reasoning, self.content
+
+    def _before_refusal(self, fed: int) -> str:
+        """The reasoning not yet returned that settled before a refused call raised (the feed's events are lost).
+
+        The reply is read again by a fresh machine: the text before the
+        failed feed at once (it read without a refusal), the rest one
+        character at a time, so every event before the refusal settles.
+        """
+        machine, got = Machine(self.format, reasoning_open=self.machine_opened, strict=False), []
+        try:
+            got.append(self._reasoning(machine.feed(self.text[:fed])))
+            for char in self.text[fed:]:
+                got.append(self._reasoning(machine.feed(char)))
+            got.append(self._reasoning(machine.close()))
+        except UnparsedToolCall:
+            pass
+        self.machine = machine  # its reasoning_spans are the blocks the reply closed before the call
+        reasoning = "".join(got)[self._sent :]
+        self._sent += len(reasoning)
+        return reasoning
 
     @staticmethod
     def _reasoning(events) -> str:

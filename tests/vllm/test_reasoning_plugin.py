@@ -171,3 +171,36 @@ def test_a_named_format_serves_a_model_with_no_template():
     ]
     with pytest.raises(TypeError, match="no chat template"):
         composed(tokenizer)  # the detecting parser has nothing to detect from
+
+
+def _unclosed_then_call(name: str) -> str | None:
+    """A reply whose reasoning block never closes and which ends at the format's sample call, when the
+    format's rule ends such a block at the call (the reader reads the call); None otherwise."""
+    fmt = FORMATS[name]
+    sample = next((sample for sample in fmt.samples if sample.calls), None)
+    if sample is None:
+        return None
+    text = fmt.reasoning_pairs[0][0] + "\nplan\n" + sample.text
+    return text if read_tool_calls(text, fmt, strict=False).calls else None
+
+
+UNCLOSED = [name for name in WITH_REASONING if _unclosed_then_call(name) is not None]
+# Where the split decides only at the reply's end (the call might still be rehearsal: the closer could
+# come), vLLM sends that last content to the client, not through the tool parser: the call arrives as
+# content. Where the split ends the block as the call opens, the stream is right.
+DECIDED_AT_THE_END = {"qwen-xml"}
+NOT_MENDED = pytest.mark.xfail(strict=True, reason=(
+    "not mended: the block's end is known only at the reply's end, and vLLM flushes the reasoning "
+    "parser's last content to the client, not through the tool parser; the whole reply is read right"))
+
+
+@pytest.mark.parametrize("name", [pytest.param(name, marks=NOT_MENDED) if name in DECIDED_AT_THE_END else name
+                                  for name in UNCLOSED])
+def test_a_block_the_reply_never_closes_then_a_call_streams_the_call(name):
+    text = _unclosed_then_call(name)
+    tokenizer, cls = parser_for(name)
+    tokenizer.decode = lambda ids, **_: "".join(chr(i) for i in ids)
+    reply = read_tool_calls(text, FORMATS[name], strict=False)
+    want = (reply.reasoning, reply.content, [(call.name, call.arguments) for call in reply.calls])
+    streamed = _streamed(cls(tokenizer, chat_request().tools), chat_request(stream=True), text, [], [3])
+    assert _same(streamed, want), (text, streamed, want)
