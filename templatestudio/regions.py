@@ -119,11 +119,14 @@ class Regions:
 
 
 def beyond_wire(fmt: Format, events) -> bool:
-    """Whether a call among events has arguments one of fmt's wire limits says the wire cannot carry.
+    """Whether a call among events has arguments that fmt's reader reads as text (``WireLimit.read_as_text``).
 
     A run shape reads a call as written; the format's reader may read such
     a call otherwise (Llama 3 takes schema-shaped arguments for a tool's
     schema: text), so a run leaves it to the reader, and so does a stream.
+    Only those limits are looked at: the others cannot hold inside a call
+    read whole, and walking every string of every call would cost a run
+    half its speed (Apriel's small calls: 79 MB/s down to 37).
     """
     limits = _wire_limits(fmt)
     return bool(limits) and any(type(event) is ToolCallEvent and any(applies(event.call.arguments) for applies in limits)
@@ -132,7 +135,7 @@ def beyond_wire(fmt: Format, events) -> bool:
 
 @functools.cache
 def _wire_limits(fmt: Format) -> tuple:
-    return tuple(limit.applies for limit in fmt.wire_limits if limit.where == "wire")
+    return tuple(limit.applies for limit in fmt.wire_limits if limit.where == "wire" and limit.read_as_text)
 
 
 def cut_events(fmt: Format, opener: Opener, text: str, offset: int) -> list[Event]:

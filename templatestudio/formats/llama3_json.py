@@ -161,7 +161,7 @@ FORMAT = Format.declared(
     ),
     wire_limits=(
         WireLimit("arguments shaped like a JSON schema (type object with properties): read as a tool's schema, not a call",
-                  lambda arguments: looks_like_schema(arguments)),
+                  lambda arguments: looks_like_schema(arguments), read_as_text=True),
         WireLimit("a string holding } then ; : the response template's close pattern",
                   lambda arguments: any_string(arguments, lambda s: re.search(r"\}\s*;", s) is not None),
                   where="response template"),

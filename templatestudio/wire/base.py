@@ -171,12 +171,16 @@ class WireLimit:
 
     where: "wire" when the wire shape itself cannot carry them (no reader
     could read them back), "response template" when the format's reader
-    reads them but its response template cannot.
+    reads them but its response template cannot. read_as_text: the
+    format's reader reads a call with such arguments, written whole, as
+    text (Llama 3's schema-shaped arguments are a tool's schema): a run of
+    written calls (``canonical_runs``) leaves such a call to the reader.
     """
 
     description: str
     applies: Callable[[dict], bool]
     where: str = "wire"
+    read_as_text: bool = False
 
 
 def any_string(value: object, predicate: Callable[[str], bool]) -> bool:
