@@ -87,6 +87,11 @@ def openings(draw, name: str) -> str:
     return "".join(parts)
 
 
+def per_reasoning_format(test):
+    """test over every format with a reasoning block, drawing its data."""
+    return pytest.mark.parametrize("name", REASONING)(SETTINGS(given(data=st.data())(test)))
+
+
 def _no_call(text: str, fmt) -> bool:
     try:
         content, calls = read_reply(text, fmt)
@@ -95,9 +100,7 @@ def _no_call(text: str, fmt) -> bool:
     return not calls
 
 
-@pytest.mark.parametrize("name", REASONING)
-@SETTINGS
-@given(data=st.data())
+@per_reasoning_format
 def test_a_reply_without_calls_is_its_text_whole_and_streamed(name, data):
     fmt = FORMATS[name]
     text = data.draw(openings(name))
@@ -109,9 +112,7 @@ def test_a_reply_without_calls_is_its_text_whole_and_streamed(name, data):
         assert answer(streamed(fmt, pieces)) == (text, []), pieces
 
 
-@pytest.mark.parametrize("name", REASONING)
-@SETTINGS
-@given(data=st.data())
+@per_reasoning_format
 def test_without_a_reasoning_parser_a_stream_answers_the_whole_reply(name, data):
     fmt = FORMATS[name]
     text = data.draw(openings(name)) + data.draw(st.sampled_from(["", "\n" + fmt.samples[0].text]))
@@ -120,9 +121,7 @@ def test_without_a_reasoning_parser_a_stream_answers_the_whole_reply(name, data)
         assert answer(streamed(fmt, pieces)) == whole, pieces
 
 
-@pytest.mark.parametrize("name", REASONING)
-@SETTINGS
-@given(data=st.data())
+@per_reasoning_format
 def test_a_block_left_in_place_keeps_its_own_tags_whatever_the_chunking(name, data):
     """reasoning_taken: each block's tags once, its closer only where the reply wrote one."""
     fmt = FORMATS[name]
