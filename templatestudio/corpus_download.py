@@ -27,6 +27,7 @@ import hashlib
 import http.client
 import os
 import tempfile
+import threading
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -152,9 +153,21 @@ def fetch_template(dest: Path, record: dict, base_url: str, timeout: float) -> O
                  lambda: _download(raw_url(base_url, record), limit=record["bytes"], timeout=timeout))
 
 
+# CPython 3.11 keeps the depth counter of the AST it builds for ``ast.parse`` in one place per
+# interpreter. A thread switch inside that build (a collection running a finalizer is enough) lets
+# two parses move the one counter, and the second raises "SystemError: AST constructor recursion
+# depth mismatch" (python/cpython gh-106905). fetch_corpus reads source files on several threads,
+# so the parses take turns.
+_AST_BUILDING = threading.Lock()
+
+
 def literal_assigned(source: bytes, variable: str):
-    """The value of the last ``variable = <literal>`` in a Python source, read without running it."""
-    tree = ast.parse(source)
+    """The value of the last ``variable = <literal>`` in a Python source, read without running it.
+
+    Safe to call from many threads at once: the parse is serialized (see ``_AST_BUILDING``).
+    """
+    with _AST_BUILDING:
+        tree = ast.parse(source)
     found = None
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):

@@ -15,6 +15,7 @@ so the two cannot drift apart.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import http.server
 import json
@@ -354,6 +355,48 @@ def test_a_literal_is_read_without_running_the_source_and_code_is_refused():
         literal_assigned(source, "y")
     with pytest.raises(LookupError):
         literal_assigned(source, "z")
+
+
+class _Cycle:
+    """Garbage that only a collection frees, with a finalizer that runs Python code (a thread switch)."""
+
+    def __init__(self):
+        self.me = self
+
+    def __del__(self):
+        sum(range(20))
+
+
+def test_literals_are_read_on_many_threads_at_once():
+    # fetch_corpus reads the source files of response templates on several threads. CPython 3.11
+    # counts the depth of the AST it builds in one place per interpreter, so a thread switch inside
+    # a parse (a collection running a finalizer) used to raise SystemError in another thread's parse.
+    # Frequent collections and switches make that switch likely on every parse.
+    source = ("x = " + "{'a': " * 30 + "1" + "}" * 30 + "\n").encode() * 100
+    interval, thresholds = sys.getswitchinterval(), gc.get_threshold()
+    failures = []
+
+    def read_many():
+        for _ in range(15):
+            for _ in range(50):
+                _Cycle()
+            try:
+                literal_assigned(source, "x")
+            except SystemError as error:
+                failures.append(str(error))
+
+    sys.setswitchinterval(1e-6)
+    gc.set_threshold(50, 1, 1)
+    try:
+        threads = [threading.Thread(target=read_many) for _ in range(4)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+        gc.set_threshold(*thresholds)
+    assert failures == []
 
 
 # --- the project's list and ../shared/corpus ----------------------------------------------------
