@@ -95,13 +95,13 @@ def dispatch(call: ParsedToolCall, tools: Iterable[Tool]) -> ToolOutcome:
     if not isinstance(call.name, str) or not isinstance(call.arguments, dict):
         raise TypeError(f"dispatch takes a ParsedToolCall of a str name and dict arguments, got name "
                         f"{type_name(call.name)} and arguments {type_name(call.arguments)}")
-    registry = tool_registry(tools)
-    function = registry.get(call.name)
-    if function is None:
+    registry = _registered(tools)
+    if call.name not in registry:
         available = ", ".join(sorted(registry)) or "none"
         unknown = f"unknown tool {clip(repr(call.name))}; available: {available}"
         return _error(call.name, call.arguments, unknown)
-    parameters = tool_schema(function)["function"].get("parameters", {})
+    function, schema = registry[call.name]
+    parameters = schema["function"].get("parameters", {})
     arguments = _typed(call.arguments, parameters)
     problems = argument_problems(arguments, parameters, written=call.arguments)
     if problems:
@@ -127,10 +127,16 @@ def tool_registry(tools: Iterable[Tool]) -> dict[str, Tool]:
     would depend on their order). Schema errors are transformers'
     (``DocstringParsingException``, ``TypeHintParsingException``).
     """
-    registry: dict[str, Tool] = {}
+    return {name: fn for name, (fn, _) in _registered(tools).items()}
+
+
+def _registered(tools: Iterable[Tool]) -> dict[str, tuple[Tool, dict]]:
+    """``tool_registry`` keeping each tool's schema beside it, so that dispatch builds it once."""
+    registry: dict[str, tuple[Tool, dict]] = {}
     repeated: list[str] = []
     for fn in tools:
-        name = tool_schema(fn)["function"]["name"]
+        schema = tool_schema(fn)
+        name = schema["function"]["name"]
         unfit = [parameter.name for parameter in inspect.signature(fn).parameters.values()
                  if parameter.kind not in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
         if unfit:
@@ -138,7 +144,7 @@ def tool_registry(tools: Iterable[Tool]) -> dict[str, Tool]:
                             "a call's arguments are named values, so write each as a named parameter")
         if name in registry:
             repeated.append(name)
-        registry[name] = fn
+        registry[name] = (fn, schema)
     if repeated:
         raise ValueError(f"two tools share a name: {', '.join(sorted(set(repeated)))}; "
                          "the model could not tell them apart")
