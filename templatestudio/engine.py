@@ -189,6 +189,17 @@ class Machine(CallSteps, StartSteps, MachineState):
         last = self._laid_out(self._layout.feed(self._out.take())) + self._layout.close()
         return merge_deltas(last) if len(last) > 1 else last
 
+    def settled_before_refusal(self) -> list[Event]:
+        """After feed or close raised ``UnparsedToolCall``: the events it settled before the refused call.
+
+        They are what that call would have returned had the reply stopped
+        right before the call (whitespace the layout holds stays held), so a
+        caller that goes on without the call (``served_reasoning``) loses
+        nothing and reads nothing twice. The machine reads no further.
+        """
+        events = self._out.take()
+        return events if self._layout is None else self._laid_out(self._layout.feed(events))
+
     def _laid_out(self, events: list[Event]) -> list[Event]:
         """events after those a block's opening already passed through the layout."""
         if not self._laid:

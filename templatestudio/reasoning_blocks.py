@@ -55,14 +55,14 @@ class ReasoningBlocks:
 
     def open(self, head: str, offset: int) -> int:
         """Open the block whose opener head starts with, at reply offset offset: the opener's length; 0 if none."""
-        for opener, closer in self.pairs:
-            if head.startswith(opener):
-                self._start = offset
-                self._closer = closer
-                if self._scan is not None:
-                    self._scan.restart(offset + len(opener))
-                return len(opener)
-        return 0
+        pair = opener_at(self.pairs, head, 0)
+        if pair is None:
+            return 0
+        self._start = offset
+        self._closer = pair[1]
+        if self._scan is not None:
+            self._scan.restart(offset + len(pair[0]))
+        return len(pair[0])
 
     def may_open(self, head: str) -> bool:
         """Whether more text could still make head start with an opener."""
@@ -160,6 +160,15 @@ class _BlockScan:
         self.start, self.searched, self.call_at, self.whole = start, 0, None, False
 
 
+def opener_at(pairs: tuple[tuple[str, str], ...], text: str, at: int) -> tuple[str, str] | None:
+    """The reasoning pair whose opener stands at text[at], None if none: the first of pairs, in order.
+
+    The one rule for where a block opens: the machine's (``ReasoningBlocks.open``),
+    and the served content's walk of a reply's opening (``served_content``).
+    """
+    return next((pair for pair in pairs if text.startswith(pair[0], at)), None)
+
+
 def _opened_pair(fmt: Format | None, pairs: tuple[tuple[str, str], ...],
                  reasoning_open: bool | tuple[str, str]) -> tuple[str, str] | None:
     """The reasoning pair a reply starts inside: reasoning_open True is the format's written one."""
@@ -179,4 +188,4 @@ def _partial_suffix(text: str, literal: str) -> int:
     return 0
 
 
-__all__ = ["ReasoningBlocks"]
+__all__ = ["ReasoningBlocks", "opener_at"]

@@ -28,6 +28,11 @@ REASON, START, TEXT, DECIDE = Mode.REASON, Mode.START, Mode.TEXT, Mode.DECIDE
 _SPACE_RUN = re.compile(f"[{re.escape(JSON_SPACE)}\ufeff\u200b]*")
 
 
+def space_run_end(text: str, at: int) -> int:
+    """Where the run of space the machine reads as a reply's leading text, from text[at], ends."""
+    return _SPACE_RUN.match(text, at).end()
+
+
 class StartSteps:
     """The machine's steps in REASON and START mode (a base class of ``engine.Machine``).
 
@@ -50,7 +55,7 @@ class StartSteps:
     def _start_of_reply(self, final: bool) -> bool:
         """Leading space is text; then a reasoning block opens, a start-only opener is decided, or the text begins."""
         buffer = self._buffer
-        first = _SPACE_RUN.match(buffer, self._at).end()
+        first = space_run_end(buffer, self._at)
         self._examined += first - self._at
         self._emit(TextDelta, first)
         if first == len(buffer):

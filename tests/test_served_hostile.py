@@ -21,7 +21,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from templatestudio.calls import UnparsedToolCall
+from templatestudio.engine import Machine
+from templatestudio.events import ToolCallEvent
 from templatestudio.formats import FORMATS
+from templatestudio.integrations import served_reasoning
 from templatestudio.integrations.served import ReplyStream, read_reply
 from templatestudio.integrations.served_reasoning import ReasoningSplit, split_reply
 
@@ -183,11 +186,38 @@ def test_the_reasoning_before_a_refused_call_is_kept_whole_and_streamed(name, da
     fmt = FORMATS[name]
     opener, closer = data.draw(st.sampled_from(fmt.reasoning_pairs))
     inside = data.draw(st.sampled_from(["plan", "the plan", "a\nb"]))
+    closer = data.draw(st.sampled_from([closer, ""]))  # a block never closed runs on (or ends at a call)
     text = opener + inside + closer + data.draw(st.sampled_from(["", "\n"])) + data.draw(st.sampled_from(refused(fmt)))
     reasoning, content = split_reply(text, fmt)
     assert reasoning is not None and inside.strip() in reasoning, text
     for pieces in chunkings(text, data.draw(st.integers(0, 999))):
         assert split_streamed(fmt, pieces) == (reasoning or "", content or ""), pieces
+
+
+class CountingMachine(Machine):
+    """The engine's machine, counting the characters it is fed (all machines of a run together)."""
+
+    fed = 0
+
+    def feed(self, text):
+        CountingMachine.fed += len(text)
+        return super().feed(text)
+
+
+@pytest.mark.parametrize("name", sorted(set(REASONING) & set(REFUSING)))
+def test_a_refused_reply_is_read_once_by_the_split(name, monkeypatch):
+    # The split used to read a reply again after a refusal, one character per feed: linear, but a
+    # whole reply of long reasoning cost a microsecond a character. Counted work, not time: the
+    # characters fed to every machine the split makes, whole and streamed.
+    fmt = FORMATS[name]
+    monkeypatch.setattr(served_reasoning, "Machine", CountingMachine)
+    opener, closer = fmt.reasoning_pairs[0]
+    for miss in refused(fmt):
+        text = opener + "plan " * 2000 + closer + "\n" + miss
+        for pieces in ([text], [text[:5000], text[5000:]]):
+            CountingMachine.fed = 0
+            split_streamed(fmt, pieces)
+            assert CountingMachine.fed <= len(text), (miss, CountingMachine.fed, len(text))
 
 
 def test_the_reported_examples():
@@ -203,3 +233,29 @@ def test_the_reported_examples():
     # command-r7b's framing token is dropped, as the reader drops it; the empty block after it is text, once.
     assert answer(read_reply("<|START_RESPONSE|><|START_THINKING|><|END_THINKING|>", FORMATS["command-r7b"])) == \
         ("<|START_THINKING|><|END_THINKING|>", [])
+
+
+@pytest.mark.parametrize("name", REFUSING)
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_the_machine_hands_over_what_settled_before_a_refusal(name, data):
+    # Machine.settled_before_refusal: read without layout, the events returned before the refusal and
+    # those handed over after it are the reply's characters up to the refused call, none lost or twice.
+    fmt = FORMATS[name]
+    lead = data.draw(st.sampled_from(["", "Hi", "ok.", "a < b"])) + data.draw(st.sampled_from(["", "\n", " "]))
+    text = lead + data.draw(st.sampled_from(refused(fmt)))
+    for pieces in chunkings(text, data.draw(st.integers(0, 999))):
+        machine, events = Machine(fmt, strict=False, layout=False), []
+        try:
+            for piece in pieces:
+                events += machine.feed(piece)
+            events += machine.close()
+        except UnparsedToolCall:
+            events += machine.settled_before_refusal()
+        else:
+            continue  # read after all (a leading word may make the near miss prose)
+        calls = [at for at, event in enumerate(events) if isinstance(event, ToolCallEvent)]
+        # A near miss may hold a call read whole before the one refused: the text before it is checked.
+        written = "".join(event.text for event in events[: calls[0] if calls else len(events)])
+        assert text.startswith(written), (pieces, written)
+        assert calls or len(written) >= len(lead.rstrip()), (pieces, written)

@@ -50,7 +50,7 @@ import os
 from templatestudio.argument_deltas import ArgumentStream
 from templatestudio.calls import UnparsedToolCall
 from templatestudio.formats import Format
-from templatestudio.integrations.served_content import Calls, ReplyContent, TakenContent
+from templatestudio.integrations.served_content import Calls, content_of
 from templatestudio.integrations.served_detect import detect_served_format, grammar_refusals
 from templatestudio.integrations.served_log import logger
 from templatestudio.reader import read_tool_calls
@@ -154,7 +154,7 @@ def read_reply(text: str, fmt: Format, *, tools: list[dict] | None = None,
     # layout=False without a reasoning parser: the content is the reply's own text (tags and
     # all) minus its calls, and a refused reply comes back unchanged: no whitespace is taken out.
     reply = read_tool_calls(text, fmt, reasoning_open=False, tools=tools, layout=reasoning_taken)
-    content = TakenContent(fmt.reasoning_pairs, fmt.spacing) if reasoning_taken else ReplyContent(fmt.reasoning_pairs)
+    content = content_of(fmt, reasoning_taken)
     body, calls = content.add(reply.events, text)
     return body + content.finish(text), calls
 
@@ -181,8 +181,7 @@ class ReplyStream:
         stream = ArgumentStream if deltas else ToolCallStream
         self.stream = stream(fmt, strict=False, tools=tools, layout=reasoning_taken)
         self.taken = reasoning_taken
-        self.content = TakenContent(fmt.reasoning_pairs, fmt.spacing) if reasoning_taken \
-            else ReplyContent(fmt.reasoning_pairs)
+        self.content = content_of(fmt, reasoning_taken)
         self.text = ""
         self.settled = 0
         self.leaked = False

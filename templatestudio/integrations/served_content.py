@@ -17,9 +17,11 @@ from templatestudio.argument_deltas import ArgumentsDelta, ArgumentsWithdrawn
 from templatestudio.calls import ParsedToolCall
 from templatestudio.events import CutToolCall, ReasoningDelta, TextDelta, ToolCallEvent
 from templatestudio.integrations.served_log import logger
-from templatestudio.start_steps import _SPACE_RUN  # the space run the engine reads at a reply's start
+from templatestudio.reasoning_blocks import opener_at
+from templatestudio.start_steps import space_run_end
+from templatestudio.wire.base import Format
 
-__all__ = ["Calls", "ReplyContent", "TakenContent", "not_sent", "withdrawn"]
+__all__ = ["Calls", "ReplyContent", "TakenContent", "content_of", "not_sent", "withdrawn"]
 
 
 # Each call with the id the reply wrote, if any; a stream's also holds its ArgumentsDelta pieces, in order.
@@ -43,8 +45,6 @@ class ReplyContent:
     left open, empty blocks, a lone opener) is given back by ``finish``:
     a reply without calls comes back as exactly its text.
     """
-
-    loose = False  # the events hold every character of the opening (no layout took any out)
 
     def __init__(self, pairs: tuple[tuple[str, str], ...]) -> None:
         self.pairs = pairs
@@ -127,7 +127,7 @@ class ReplyContent:
         out = [self._end_block(text)] if self.closer is not None else []
         while True:
             self._skip_layout(text)
-            pair = self._opener_at(text)
+            pair = opener_at(self.pairs, text, self.position)
             if pair is None:
                 break
             out.append(pair[0])
@@ -144,7 +144,7 @@ class ReplyContent:
         out = []
         while self.closer is None:
             self._skip_layout(text)
-            pair = self._opener_at(text)
+            pair = opener_at(self.pairs, text, self.position)
             if pair is None:  # framing the reader dropped stands before it: the first opener ahead
                 found = [(at, number) for number, (opener, _) in enumerate(self.pairs)
                          if (at := text.find(opener, self.position)) != -1]
@@ -170,13 +170,9 @@ class ReplyContent:
         self.position += len(closer)
         return closer
 
-    def _opener_at(self, text: str) -> tuple[str, str] | None:
-        # The engine opens a block with the first of the pairs whose opener stands there (ReasoningBlocks.open).
-        return next((pair for pair in self.pairs if text.startswith(pair[0], self.position)), None)
-
     def _space(self, piece: str, index: int, text: str) -> int:
         """How many of piece's characters from index are the space run at the walk's position (the engine's)."""
-        raw = _SPACE_RUN.match(text, self.position).end() - self.position
+        raw = space_run_end(text, self.position) - self.position
         run = 0
         while run < raw and index + run < len(piece) and piece[index + run] == text[self.position + run]:
             run += 1
@@ -190,7 +186,7 @@ class ReplyContent:
         return taken
 
     def _skip_layout(self, text: str) -> None:
-        """Nothing here: every character of the opening is in the events."""
+        """Nothing to pass over: every character of the opening is in the events (``TakenContent``'s is not)."""
 
 
 class TakenContent(ReplyContent):
@@ -202,19 +198,20 @@ class TakenContent(ReplyContent):
     format's written tags: one opener before the block's text, the closer
     only where the reply wrote one, whatever the chunking. The walk of the
     opening is ``ReplyContent``'s, passing over the whitespace the layout
-    took out of the events.
+    took out of the events. spacing: the format's layout whitespace
+    (``Format.spacing``), not empty (``content_of`` takes a format without
+    layout to ``ReplyContent``, whose walk is the same without it).
     """
 
-    def __init__(self, pairs: tuple[tuple[str, str], ...], spacing: str | None = None) -> None:
+    def __init__(self, pairs: tuple[tuple[str, str], ...], spacing: str) -> None:
+        if not spacing:
+            raise ValueError("TakenContent needs the format's layout whitespace; without any, use ReplyContent")
         super().__init__(pairs)
-        self.spacing = spacing or ""  # the format's layout whitespace (Format.spacing): none, no layout
-        self.loose = bool(spacing)
+        self.spacing = spacing
 
     def _space(self, piece: str, index: int, text: str) -> int:
-        if not self.loose:
-            return super()._space(piece, index, text)
         at, run = self.position, 0
-        while index + run < len(piece) and _SPACE_RUN.match(piece, index + run).end() > index + run:
+        while index + run < len(piece) and space_run_end(piece, index + run) > index + run:
             while at < len(text) and text[at] != piece[index + run] and text[at] in self.spacing:
                 at += 1  # whitespace the layout took out
             if at == len(text) or text[at] != piece[index + run]:
@@ -225,8 +222,6 @@ class TakenContent(ReplyContent):
         return run
 
     def _match(self, piece: str, index: int, end: int, text: str) -> int:
-        if not self.loose:
-            return super()._match(piece, index, end, text)
         at, taken = self.position, index
         while taken < len(piece) and at < end:
             if text[at] == piece[taken]:
@@ -241,6 +236,14 @@ class TakenContent(ReplyContent):
     def _skip_layout(self, text: str) -> None:
         while self.position < len(text) and text[self.position] in self.spacing:
             self.position += 1
+
+
+def content_of(fmt: Format, reasoning_taken: bool) -> ReplyContent:
+    """The content builder of a reply in fmt: ``TakenContent`` once a reasoning parser took its reasoning
+    and the format has layout whitespace to pass over; ``ReplyContent`` otherwise."""
+    if reasoning_taken and fmt.spacing:
+        return TakenContent(fmt.reasoning_pairs, fmt.spacing)
+    return ReplyContent(fmt.reasoning_pairs)
 
 
 def not_sent(cut: CutToolCall, streamed: int | None = None) -> None:

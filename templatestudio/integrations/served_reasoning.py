@@ -57,8 +57,7 @@ class ReasoningSplit:
     def __init__(self, fmt: Format, *, opened: Pair | None = None) -> None:
         self.format = fmt
         # strict=False: a call cut short is the tool parser's to report, not a reasoning matter.
-        self.machine_opened = opened or False
-        self.machine = Machine(fmt, reasoning_open=self.machine_opened, strict=False)
+        self.machine = Machine(fmt, reasoning_open=opened or False, strict=False)
         self.text = ""
         self.ended = False
         self._start = 0  # where the content starts in text, once ended
@@ -78,7 +77,7 @@ class ReasoningSplit:
         try:
             reasoning = self._reasoning(self.machine.feed(delta))
         except UnparsedToolCall:  # a call region the reader refuses: the reasoning ended before it
-            reasoning = self._before_refusal(len(self.text) - len(delta))
+            reasoning = self._before_refusal()
             self._end()
             return reasoning
         if self.machine.past_opening:
@@ -93,29 +92,15 @@ class ReasoningSplit:
             try:
                 reasoning = self._reasoning(self.machine.close())
             except UnparsedToolCall:
-                reasoning = self._before_refusal(len(self.text))
+                reasoning = self._before_refusal()
         self.closed = True
         if not self.ended:
             self._end()
         return reasoning, self.content
 
-    def _before_refusal(self, fed: int) -> str:
-        """The reasoning not yet returned that settled before a refused call raised (the feed's events are lost).
-
-        The reply is read again by a fresh machine: the text before the
-        failed feed at once (it read without a refusal), the rest one
-        character at a time, so every event before the refusal settles.
-        """
-        machine, got = Machine(self.format, reasoning_open=self.machine_opened, strict=False), []
-        try:
-            got.append(self._reasoning(machine.feed(self.text[:fed])))
-            for char in self.text[fed:]:
-                got.append(self._reasoning(machine.feed(char)))
-            got.append(self._reasoning(machine.close()))
-        except UnparsedToolCall:
-            pass
-        self.machine = machine  # its reasoning_spans are the blocks the reply closed before the call
-        reasoning = "".join(got)[self._sent :]
+    def _before_refusal(self) -> str:
+        """The reasoning the feed that raised settled before the call the reader refused (the machine's)."""
+        reasoning = self._reasoning(self.machine.settled_before_refusal())
         self._sent += len(reasoning)
         return reasoning
 
