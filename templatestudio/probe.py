@@ -111,10 +111,9 @@ class TemplateProbeError(ValueError):
         super().__init__(f"{name}: the template cannot render the probe conversation: {error}")
 
 
-def _render(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str]:
-    variables = template_variables(tools)
-    prompt = template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True, **variables)
-    return prompt, template.render([PROBE_QUESTION, message], tools=tools, **variables)
+def _prompt(template: ChatTemplate, tools: list | None) -> str:
+    """The probe question rendered with the generation prompt: the same for every call shape."""
+    return template.render([PROBE_QUESTION], tools=tools, add_generation_prompt=True, **template_variables(tools))
 
 
 def render_call_turn(template: ChatTemplate, message: dict, tools: list | None) -> tuple[str, str, str]:
@@ -125,12 +124,18 @@ def render_call_turn(template: ChatTemplate, message: dict, tools: list | None) 
     turn (``probe_turn``; the turn is the one holding message's first call).
     The template's own exceptions pass through.
     """
-    prompt, with_call = _render(template, message, tools)
+    return _call_turn(template, message, tools, _prompt(template, tools), turn_end(template, tools))
+
+
+def _call_turn(template: ChatTemplate, message: dict, tools: list | None, prompt: str,
+               end: str | None) -> tuple[str, str, str]:
+    """``render_call_turn`` given the renders that do not depend on message (prompt, ``turn_end``)."""
+    with_call = template.render([PROBE_QUESTION, message], tools=tools, **template_variables(tools))
     added = turn_before_conversation_tail(template, prompt, with_call, tools)
     if added is None:
         added = with_call[call_turn_start(prompt, with_call) :]
     first = message["tool_calls"][0]["function"]["name"]
-    return prompt, added, cut_turn(added, turn_end(template, tools), first)
+    return prompt, added, cut_turn(added, end, first)
 
 
 @functools.lru_cache(maxsize=256)
@@ -147,9 +152,13 @@ def _probe(template: ChatTemplate) -> TemplateProbe:
 def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str]) -> TemplateProbe | None:
     """The probe over every call shape, rendered with tools (or None); None when every shape raised."""
     first: TemplateProbe | None = None
+    fixed: tuple[str, str | None] | None = None  # (prompt, turn end): rendered once, for every shape
+    seen: set[tuple[bool, str]] = set()
     for shape in CALL_SHAPES:
         try:
-            prompt, added, wire = render_call_turn(template, shape.message(), tools)
+            if fixed is None:
+                fixed = _prompt(template, tools), turn_end(template, tools)
+            prompt, added, wire = _call_turn(template, shape.message(), tools, *fixed)
         except MemoryError:
             raise  # not the template refusing a shape: see probe_template
         except Exception as error:  # noqa: BLE001 - a template may raise anything
@@ -160,6 +169,9 @@ def _probe_shapes(template: ChatTemplate, tools: list | None, errors: list[str])
         renders_tools = PROBE_NAME in prompt
         # Judged before the cut: a template may render the call as a turn of its own.
         call_survives = PROBE_NAME in added
+        if (call_survives, wire) in seen:
+            continue  # a shape an earlier one rendered alike (an id or content the template ignores): read alike
+        seen.add((call_survives, wire))
         # A template that lists no tools may still write calls (DeepSeek V3.1):
         # its format is what the call turn is written in.
         readers = readers_of(wire, prompt) if call_survives else []
