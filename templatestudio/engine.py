@@ -215,6 +215,11 @@ class Machine(CallSteps, StartSteps, MachineState):
             self._at = end
 
     # -- the modes ----------------------------------------------------------------
+    def _line_start(self, begin: int) -> bool:
+        """Whether buffer[begin] stands at a line start: after a line break, or as the reply's first character."""
+        before = self._buffer[begin - 1] if begin else self._before
+        return before == "\n" or before == ""
+
     def _run(self, final: bool) -> None:
         """Step until the current mode's step settles nothing more (it returns False)."""
         while True:
@@ -267,7 +272,7 @@ class Machine(CallSteps, StartSteps, MachineState):
             literal = found.group()
             if literal not in self._prose:
                 break
-            past = tables.refused_run(literal, buffer, begin, final)
+            past = tables.refused_run(literal, buffer, begin, final, self._line_start(begin))
             if past == begin:
                 self._prose.discard(literal)  # an opener may match here: the Opening decides, and says again if prose
                 break
@@ -296,10 +301,11 @@ class Machine(CallSteps, StartSteps, MachineState):
         if token is not None:  # an Opening would open it at once, having matched the literal alone
             self._examined += len(literal)
             return self._open_region(*token, begin)
-        commit, first_look = tables.commits.get(literal), tables.first_looks.get(literal)
+        line_start = self._line_start(begin)
+        commit = (tables.line_commits.get(literal) if line_start else None) or tables.commits.get(literal)
+        first_look = tables.first_looks.get(literal)
         start, self._start_prose = self._start_prose, None
         after = start[1] if start is not None and start[0] == self._base + begin else None
-        line_start = (buffer[begin - 1] if begin else self._before) == "\n"
         self._opening = Opening(pairs, begin, False, commit, first_look, self.format, after, line_start)
         self._mode = DECIDE
         return True

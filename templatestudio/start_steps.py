@@ -79,5 +79,6 @@ class StartSteps:
             return False
         self._mode = TEXT
         if starts:
-            self._opening, self._mode = Opening(starts, first, True, own=self.format), DECIDE
+            opening = Opening(starts, first, True, self._tables.start_commit, own=self.format)
+            self._opening, self._mode = opening, DECIDE
         return True

@@ -46,6 +46,12 @@ class Tables:
     proper_starts: frozenset[str]  # the starts shorter than their literal
     runs: RunShape | None  # the own format's run shape, if the rules give one
     commits: dict[str, regex.Pattern]  # literal -> its commitment (``literal_search.commitment``), where it has one
+    # literal -> its commitment where it stands at a line start, for a literal that is a cut call alone
+    # only there (functionary's <function=): the turn's end right after it (``_line_committing``)
+    line_commits: dict[str, regex.Pattern]
+    # the commitment of a start-only opening at the reply's start: each start literal that is a cut
+    # call alone there, then (whitespace between) its formats' turn end (qwen-xml's bare <function=)
+    start_commit: regex.Pattern | None
     # literal -> (index, one pattern for the openers it may start from pairs[index] on), where it
     # starts several (``any_opener``); index 1 when the first is the own format's (see ``tables``)
     first_looks: dict[str, tuple[int, regex.Pattern]]
@@ -61,7 +67,7 @@ class Tables:
     # the literals whose copies, back to back, may hold another literal across them (see refused_run)
     uncrossable: frozenset[str]
 
-    def refuses(self, literal: str, buffer: str, at: int, final: bool) -> bool:
+    def refuses(self, literal: str, buffer: str, at: int, final: bool, line_start: bool = False) -> bool:
         """Whether the literal at buffer[at] is prose for certain: what an ``Opening`` would decide, without one.
 
         No opener matches there, nor may with more text (each opener's first
@@ -76,6 +82,8 @@ class Tables:
         if found is None:
             return False
         openers, commit = found
+        if line_start:
+            commit = self.line_commits.get(literal, commit)
         length = len(buffer)
         if openers.match(buffer, at, length if final else min(length, at + REGEX_FIRST_LOOK), partial=True) is not None:
             return False
@@ -84,7 +92,7 @@ class Tables:
         markup, settled = markup_after(commit, buffer, at, final)
         return markup is None or markup.partial and settled
 
-    def refused_run(self, literal: str, buffer: str, at: int, final: bool) -> int:
+    def refused_run(self, literal: str, buffer: str, at: int, final: bool, line_start: bool = False) -> int:
         """The end of the copies of literal standing back to back from buffer[at] that ``refuses`` calls prose.
 
         at itself when the first copy is not prose for certain. The last copy
@@ -97,7 +105,7 @@ class Tables:
         stream a copy is taken only as far from the buffer's end as the
         longest literal (nearer, the machine waits to see what grows there).
         """
-        if not self.refuses(literal, buffer, at, final):
+        if not self.refuses(literal, buffer, at, final, line_start):
             return at
         size = len(literal)
         # Settled only as far as a literal may start inside the last copy crossed (Tables.inner_starts):
@@ -107,7 +115,8 @@ class Tables:
         if literal in self.extended or literal in self.uncrossable:
             return end - short
         last = len(buffer) - (size if final else max(size, self.longest))
-        while end <= last and buffer.startswith(literal, end) and self.refuses(literal, buffer, end, final):
+        again = literal[-1] == "\n"  # a copy after a copy stands at a line start only after a line break
+        while end <= last and buffer.startswith(literal, end) and self.refuses(literal, buffer, end, final, again):
             end += size
         return end - short
 
@@ -161,13 +170,14 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := _committing(literal, pairs)) is not None}
+    line_ends = {literal: ends for literal, pairs in anywhere.items() if (ends := _line_ends(literal, pairs, own)) is not None}
     inner_starts = {literal: inner_start(literal, literals) for literal in literals}
     longest = max(map(len, literals), default=0)
     return Tables(
         anywhere=anywhere,
         start=start,
         start_literals=frozenset(opener.literal for _, opener in start),
-        literals=literal_search(anywhere, literals, set(commits), inner_starts) if literals else never,
+        literals=literal_search(anywhere, literals, set(commits), inner_starts, line_ends) if literals else never,
         longest=longest,
         # For the end of a chunk: which tails could still grow into a literal
         # (looked up in a set, at the few places a literal's first character stands).
@@ -176,6 +186,9 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         proper_starts=frozenset(item[:size] for item in literals for size in range(1, len(item))),
         runs=None if own is None else run_shape(own, owners),
         commits=commits,
+        line_commits={literal: _with_commitment(_ending(literal, ends), commits.get(literal))
+                      for literal, ends in line_ends.items()},
+        start_commit=_start_committing(start, own),
         first_looks=_first_looks(own, anywhere),
         refusals={literal: (any_opener(tuple(opener for _, opener in pairs)), commits.get(literal))
                   for literal, pairs in anywhere.items()},
@@ -194,18 +207,49 @@ def _committing(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     format it opens (``<|plamo:tag|>`` after PLaMo 3's section token: a
     server that did not stop on it), opened a call that holds nothing:
     malformed, never prose. Prose naming the literal has words before the
-    boundary; a literal that is itself framing commits to none.
+    boundary; a literal that is itself framing commits to none. A literal
+    that is a cut call alone only at a line start gets that rule there
+    only (``Tables.line_commits``).
     """
     found = commitment(literal, pairs)
-    if not _cut_alone(literal, pairs):
-        return found
-    shapes = [fmt.wire for fmt, _ in pairs if fmt.wire is not None]
-    ends = {token for shape in shapes for token in (*shape.stop_tokens, *shape.framing)}
-    if not ends or literal in ends:
-        return found
-    boundary = "|".join(map(regex.escape, sorted(ends, key=len, reverse=True)))
-    ways = [f"{regex.escape(literal)}[ \\t\\r\\n]*+(?:{boundary})"]
-    return regex.compile("|".join([*ways, *([found.pattern] if found is not None else [])]))
+    ends = _turn_ends(literal, pairs) if _cut_alone(literal, pairs) else ()
+    return _with_commitment(_ending(literal, ends), found) if ends else found
+
+
+def _start_committing(start: list[Pair], own: Format | None) -> regex.Pattern | None:
+    """``Tables.start_commit``: for each start literal that alone at the reply's start is a cut call, that literal then its turn's end."""
+    ways = []
+    for literal in dict.fromkeys(opener.literal for _, opener in start):
+        pairs = [pair for pair in start if pair[1].literal == literal]
+        cut = Opening(pairs, 0, True, own=own).decide(literal, True)[0] is Decision.CUT
+        ends = _turn_ends(literal, pairs) if cut else ()
+        if ends:
+            ways.append(_ending(literal, ends))
+    return regex.compile("|".join(ways)) if ways else None
+
+
+def _line_ends(literal: str, pairs: list[Pair], own: Format | None) -> tuple[str, ...] | None:
+    """The turn's ends that commit literal at a line start only: where it is a cut call alone there, not mid-line
+    (as a machine for own decides: own's opening still possible there decides, ``Opening``)."""
+    if _cut_alone(literal, pairs) or Opening(pairs, 0, False, own=own, line_start=True).decide(literal, True)[0] \
+            is not Decision.CUT:
+        return None
+    return _turn_ends(literal, pairs) or None
+
+
+def _turn_ends(literal: str, pairs: list[Pair]) -> tuple[str, ...]:
+    """The stop tokens and framing of the formats literal opens, longest first (none when literal is one)."""
+    ends = {token for fmt, _ in pairs if fmt.wire is not None for token in (*fmt.wire.stop_tokens, *fmt.wire.framing)}
+    return () if literal in ends else tuple(sorted(ends, key=lambda token: (-len(token), token)))
+
+
+def _ending(literal: str, ends: tuple[str, ...]) -> str:
+    """A pattern for literal, then (whitespace between) one of ends."""
+    return f"{regex.escape(literal)}[ \\t\\r\\n]*+(?:{'|'.join(map(regex.escape, ends))})"
+
+
+def _with_commitment(way: str, found: regex.Pattern | None) -> regex.Pattern:
+    return regex.compile("|".join([way, *([found.pattern] if found is not None else [])]))
 
 
 def _cut_alone(literal: str, pairs: list[Pair]) -> bool:

@@ -39,7 +39,7 @@ from templatestudio.engine import Machine
 from templatestudio.formats import FORMATS
 from templatestudio.leaks import find_call_markers
 from templatestudio.resumable_match import MATCHED, MORE
-from templatestudio.literal_search import REGEX_FIRST_LOOK
+from templatestudio.literal_search import COMMIT_LOOK, REGEX_FIRST_LOOK
 
 # Issue 11's sizes for the cases it measured, read by the format they aim at
 # and by the leak survey; the registry-wide matrix (every format's reader,
@@ -232,8 +232,10 @@ def test_an_opening_at_the_reply_start_is_looked_at_once_per_opener(fmt):
     verdicts on the openers both try; re-reading them doubled the cost of a
     held opening at the end of the reply (functionary's ``<function=`` and a
     run of spaces: read twice at close). Every start-only opener that holds
-    the text may read it once more, and a regex's first look at most
-    ``REGEX_FIRST_LOOK`` characters more.
+    the text may read it once more, a regex's first look at most
+    ``REGEX_FIRST_LOOK`` characters more, and the start's commitment
+    (``Tables.start_commit``: a start literal then the turn's end) at most
+    ``COMMIT_LOOK`` more.
     """
     n = 16_000
     for opener in fmt.openers:
@@ -245,4 +247,5 @@ def test_an_opening_at_the_reply_start_is_looked_at_once_per_opener(fmt):
                         for other in other_fmt.openers if other.start_only and other.literal == opener.literal)
             for chunk in (256, None):
                 at_start, after_text = read(fmt, text, chunk), read(fmt, "Hi. " + text, chunk) - len("Hi. ")
-                assert at_start <= after_text + extra * len(text) + REGEX_FIRST_LOOK, (opener.literal, char, chunk, at_start, after_text)
+                bound = after_text + extra * len(text) + REGEX_FIRST_LOOK + COMMIT_LOOK
+                assert at_start <= bound, (opener.literal, char, chunk, at_start, after_text)
