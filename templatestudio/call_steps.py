@@ -71,9 +71,9 @@ class CallSteps:
                                  "the turn's end or a message boundary follows it at once: the call holds nothing"
                                  if opening.ended else
                                  "what follows it is not a call this format reads, though its call markup follows")
-        if opening.from_start:  # prose at the reply's start: the literal's anywhere openers decide next
+        if opening.from_start and decision is PROSE:  # at the reply's start: the literal's anywhere openers decide next
             self._start_prose = (self._base + opening.anchor, opening)
-        else:  # prose: the literal is text
+        else:  # prose, or a malformed call a survey recorded (once): the literal is text
             literal = opening.pairs[0][1].literal
             if decision is PROSE:  # (a malformed call's is not prose for certain)
                 # Its next copies are asked Tables.refuses first (engine.Machine._text); every

@@ -42,7 +42,7 @@ def may_follow(pairs: list[Pair]) -> str | None:
 
 
 def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committing: set[str],
-                   inner_starts: dict[str, int], line_ends: dict[str, tuple[str, ...]] | None = None) -> regex.Pattern:
+                   inner_starts: dict[str, int]) -> regex.Pattern:
     """Finds, longest literal first, a literal that may open a call where it stands.
 
     A literal followed by a character none of its openers accepts is
@@ -52,11 +52,8 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
     offset per literal, from ``inner_start``): a flood of ``{`` or ``[`` that no
     opener continues costs one search, not one decision per character.
     A literal at the end of the buffer is always found (more may come), and
-    so is one with a commitment (``commitment``), whatever follows it, and
-    one of ``line_ends`` (literal -> the turn's ends that commit it at a line
-    start: ``watch_tables.Tables.line_commits``) followed by one of them, or
-    by a start of one at the end of the buffer (the machine decides whether
-    it stands at a line start). The literals are spelled as a trie, so that at each position the search
+    so is one with a commitment (``commitment``), whatever follows it. The
+    literals are spelled as a trie, so that at each position the search
     follows one path of characters instead of trying every literal.
     """
     trie: dict = {}
@@ -72,8 +69,7 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
             # Passed over whole, unless a literal may start inside it (then the search tries the next
             # positions as it would after any failure, and finds [TOOL_CALLS] in functools[TOOL_CALLS]).
             skip = "(*SKIP)" if inner_starts[literal] == len(literal) else ""
-            ending = _ending_ahead(line_ends[literal]) if line_ends and literal in line_ends else ""
-            node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z{ending})|{skip}(*FAIL)"
+            node[""] = f"(?=[{viable}\\x80-\\U0010ffff]|\\Z)|{skip}(*FAIL)"
 
     def spelled(node: dict) -> str:
         # The longer literals (children) first, then the one ending here.
@@ -85,14 +81,6 @@ def literal_search(anywhere: dict[str, list[Pair]], literals: list[str], committ
     firsts = regex.escape("".join(sorted(trie)))
     # The class in front lets the search skip to a possible first character at C speed.
     return regex.compile(f"(?=[{firsts}]){spelled(trie)}")
-
-
-def _ending_ahead(ends: tuple[str, ...]) -> str:
-    """An alternative of the search's look past a literal: whitespace, then one of ends or a start of one at the end."""
-    starts = sorted({end[:size] for end in ends for size in range(1, len(end))}, key=len, reverse=True)
-    whole = "|".join(map(regex.escape, ends))
-    partial = f"|(?:{'|'.join(map(regex.escape, starts))})\\Z" if starts else ""
-    return f"|[ \\t\\r\\n]*+(?:{whole}{partial}|\\Z)"
 
 
 def inner_start(literal: str, literals: list[str]) -> int:

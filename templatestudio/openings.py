@@ -76,6 +76,14 @@ class Candidate:
         return cut.match(buffer, self.anchor, end) is not None
 
 
+def _turn_ends(fmt: Format) -> tuple[str, ...]:
+    return (*fmt.wire.stop_tokens, *fmt.wire.framing)
+
+
+def _inner_markup(fmt: Format) -> tuple[str, ...]:
+    return fmt.wire.inner_literals
+
+
 class Opening:
     """The decision at one literal: the openers it may start, tried in order.
 
@@ -249,10 +257,11 @@ class Opening:
             return Decision.PROSE, work
         if not found.partial:
             inner = found.group()
-            # The format whose inner markup (or stop token, or framing: ``watch_tables``) ends the look.
-            self.chosen = next(((fmt, opener) for fmt, opener in self.pairs if fmt.wire is not None
-                                and any(inner.endswith(item) for item in (*fmt.wire.inner_literals,
-                                        *fmt.wire.stop_tokens, *fmt.wire.framing))), self.pairs[0])
+            # The format whose stop token or framing (``watch_tables``), else whose inner markup, ends the
+            # look: a turn end first, as an inner literal (qwen-xml's ``>``) may end one (``<|eot_id|>``).
+            self.chosen = next(((fmt, opener) for ends in (_turn_ends, _inner_markup) for fmt, opener in self.pairs
+                                if fmt.wire is not None and any(inner.endswith(item) for item in ends(fmt))),
+                               self.pairs[0])
             wire = self.chosen[0].wire
             rest = inner[len(self.pairs[0][1].literal) :].lstrip(" \t\r\n")
             self.ended = wire is not None and rest in (*wire.stop_tokens, *wire.framing)

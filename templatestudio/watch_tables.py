@@ -47,7 +47,7 @@ class Tables:
     runs: RunShape | None  # the own format's run shape, if the rules give one
     commits: dict[str, regex.Pattern]  # literal -> its commitment (``literal_search.commitment``), where it has one
     # literal -> its commitment where it stands at a line start, for a literal that is a cut call alone
-    # only there (functionary's <function=): the turn's end right after it (``_line_committing``)
+    # only there (functionary's <function=): the turn's end right after it (``_line_ends``)
     line_commits: dict[str, regex.Pattern]
     # the commitment of a start-only opening at the reply's start: each start literal that is a cut
     # call alone there, then (whitespace between) its formats' turn end (qwen-xml's bare <function=)
@@ -170,14 +170,19 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
     owners = {literal: openers[0][0] for literal, openers in anywhere.items()}
     never = re.compile("(?!)")  # a guard may leave no literal to look for
     commits = {literal: found for literal, pairs in anywhere.items() if (found := _committing(literal, pairs)) is not None}
-    line_ends = {literal: ends for literal, pairs in anywhere.items() if (ends := _line_ends(literal, pairs, own)) is not None}
-    inner_starts = {literal: inner_start(literal, literals) for literal in literals}
+    start_ends = _start_ends(start)
+    line_ends = {literal: ends for literal, pairs in anywhere.items()
+                 if (ends := _line_ends(literal, pairs, own, start_ends.get(literal, ()))) is not None}
+    # Start literals too: a malformed call a survey records at the reply's start is text that far.
+    inner_starts = {literal: inner_start(literal, literals)
+                    for literal in dict.fromkeys([*literals, *(opener.literal for _, opener in start)])}
     longest = max(map(len, literals), default=0)
     return Tables(
         anywhere=anywhere,
         start=start,
         start_literals=frozenset(opener.literal for _, opener in start),
-        literals=literal_search(anywhere, literals, set(commits), inner_starts, line_ends) if literals else never,
+        # A literal with a commitment at a line start is found whatever follows it, as one with a commitment.
+        literals=literal_search(anywhere, literals, {*commits, *line_ends}, inner_starts) if literals else never,
         longest=longest,
         # For the end of a chunk: which tails could still grow into a literal
         # (looked up in a set, at the few places a literal's first character stands).
@@ -188,7 +193,7 @@ def tables(own: Format | None, guard: tuple[Format, ...]) -> Tables:
         commits=commits,
         line_commits={literal: _with_commitment(_ending(literal, ends), commits.get(literal))
                       for literal, ends in line_ends.items()},
-        start_commit=_start_committing(start, own),
+        start_commit=_start_committing(start_ends),
         first_looks=_first_looks(own, anywhere),
         refusals={literal: (any_opener(tuple(opener for _, opener in pairs)), commits.get(literal))
                   for literal, pairs in anywhere.items()},
@@ -216,25 +221,43 @@ def _committing(literal: str, pairs: list[Pair]) -> regex.Pattern | None:
     return _with_commitment(_ending(literal, ends), found) if ends else found
 
 
-def _start_committing(start: list[Pair], own: Format | None) -> regex.Pattern | None:
-    """``Tables.start_commit``: for each start literal that alone at the reply's start is a cut call, that literal then its turn's end."""
-    ways = []
+def _start_ends(start: list[Pair]) -> dict[str, tuple[str, ...]]:
+    """Start literal -> the turn ends of the formats whose opener alone makes it a cut call at the reply's
+    start (qwen-xml's bare <function=: <|im_end|>), for the literals that have any."""
+    found = {}
     for literal in dict.fromkeys(opener.literal for _, opener in start):
-        pairs = [pair for pair in start if pair[1].literal == literal]
-        cut = Opening(pairs, 0, True, own=own).decide(literal, True)[0] is Decision.CUT
-        ends = _turn_ends(literal, pairs) if cut else ()
+        ends = _turn_ends(literal, [pair for pair in start if pair[1].literal == literal and _cut_by(pair, from_start=True)])
         if ends:
-            ways.append(_ending(literal, ends))
-    return regex.compile("|".join(ways)) if ways else None
+            found[literal] = ends
+    return found
 
 
-def _line_ends(literal: str, pairs: list[Pair], own: Format | None) -> tuple[str, ...] | None:
-    """The turn's ends that commit literal at a line start only: where it is a cut call alone there, not mid-line
-    (as a machine for own decides: own's opening still possible there decides, ``Opening``)."""
+def _start_committing(start_ends: dict[str, tuple[str, ...]]) -> regex.Pattern | None:
+    """``Tables.start_commit``: each start literal that has turn ends, then one of them."""
+    return regex.compile("|".join(_ending(literal, ends) for literal, ends in start_ends.items())) if start_ends else None
+
+
+def _line_ends(literal: str, pairs: list[Pair], own: Format | None, at_start: tuple[str, ...]) -> tuple[str, ...] | None:
+    """The turn ends that commit literal at a line start only: where it is a cut call alone there, not mid-line
+    (as a machine for own decides: own's opening still possible there decides, ``Opening``).
+
+    They are those of the formats whose opener alone makes it a cut there
+    (functionary's <function=: <|eot_id|>, <|eom_id|>) and at_start, those
+    of its start-only openers (``_start_ends``): a line start after a
+    reasoning block is a reply start to a machine that reads the block, and
+    a line start to one that does not (the survey), and the two agree.
+    """
     if _cut_alone(literal, pairs) or Opening(pairs, 0, False, own=own, line_start=True).decide(literal, True)[0] \
             is not Decision.CUT:
         return None
-    return _turn_ends(literal, pairs) or None
+    cutting = _turn_ends(literal, [pair for pair in pairs if _cut_by(pair, line_start=True)])
+    ends = tuple(sorted(set(cutting) | set(at_start), key=lambda token: (-len(token), token)))
+    return ends or None
+
+
+def _cut_by(pair: Pair, *, from_start: bool = False, line_start: bool = False) -> bool:
+    """Whether pair's opener alone makes its literal, where the text ends, a cut call there."""
+    return Opening([pair], 0, from_start, line_start=line_start).decide(pair[1].literal, True)[0] is Decision.CUT
 
 
 def _turn_ends(literal: str, pairs: list[Pair]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ where the literal alone is prose it stays prose, token or not.
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -151,3 +152,55 @@ def test_line_start_cuts_then_a_token(name, literal, token, prefix):
             prose = outcome(lambda: read_events(mid_line, fmt))
             assert prose[0] == "events" or ENDED not in prose[1], (mid_line, prose)
 
+
+
+# Literals whose reading depends on where they stand: a cut at a line start (Opener.cut_at_line) or
+# at the reply's start (a start-only opener).
+PLACED = sorted({opener.literal for fmt in FORMATS.values() for opener in fmt.openers
+                 if opener.cut_at_line is not None or opener.start_only})
+TURN_ENDS = sorted({token for fmt in FORMATS.values() if fmt.wire is not None
+                    for token in (*fmt.wire.stop_tokens, *fmt.wire.framing)})
+LINE_LITERALS = sorted({opener.literal for fmt in FORMATS.values() for opener in fmt.openers
+                        if opener.cut_at_line is not None})
+
+
+def _shifted(result: tuple, by: int) -> tuple:
+    """An outcome with the offsets its message names moved back by `by` (the same text one line down)."""
+    if result[0] != "raises":
+        return result
+    return ("raises", re.sub(r"offset (\d+)", lambda found: f"offset {int(found.group(1)) - by}", result[1]))
+
+
+@pytest.mark.parametrize("name", sorted(FORMATS))
+def test_the_reply_start_is_a_line_start(name):
+    # A literal cut only at a line start (functionary's <function=) is read at the reply's first
+    # character as after a line break, whatever follows it, in every format's machine.
+    fmt = FORMATS[name]
+    for literal in LINE_LITERALS:
+        for tail in ["", " ", "\t", "x", " x", "\n", *TURN_ENDS]:
+            at_start = outcome(lambda: read_events(literal + tail, fmt))
+            after_break = outcome(lambda: read_events("\n" + literal + tail, fmt))
+            assert at_start[0] == after_break[0] and (at_start[0] == "events" or at_start == _shifted(after_break, 1)), (
+                literal + tail, at_start, after_break)
+
+
+@pytest.mark.parametrize("literal", PLACED)
+def test_a_placed_literal_then_a_turn_end_is_refused_by_the_token_owner_and_flagged_once(literal):
+    # Where any machine refuses the literal, the survey flags it at that offset, once; a refusal for a
+    # turn end right after the literal names a format whose turn end it is (qwen-xml's inner ">" ends
+    # "<|eot_id|>" too: the token decides first).
+    for prefix in ("", "\n", "Hi\n", " ", "Hi ", "<think>x</think>\n"):
+        for between in ("", " "):
+            for token in TURN_ENDS:
+                text = prefix + literal + between + token + " ok"
+                offsets = [marker.offset for marker in find_call_markers(text)]
+                assert len(offsets) == len(set(offsets)), (text, offsets)
+                for name, fmt in FORMATS.items():
+                    result = outcome(lambda: read_events(text, fmt))
+                    if result[0] != "raises":
+                        continue
+                    assert int(re.search(r"offset (\d+)", result[1]).group(1)) in offsets, (name, text, result)
+                    if ENDED in result[1]:
+                        named = re.search(r"the (\S+) format cannot read", result[1]).group(1)
+                        owner = FORMATS[named].wire
+                        assert token in (*owner.stop_tokens, *owner.framing), (name, text, result)

@@ -66,9 +66,9 @@ def _counting(monkeypatch) -> tuple[list[str], list[int]]:
     openings: list[int] = []
     original = Tables.refuses
 
-    def counted(self, literal, buffer, at, final):
+    def counted(self, literal, buffer, at, final, line_start=False):
         asked.append(literal)
-        return original(self, literal, buffer, at, final)
+        return original(self, literal, buffer, at, final, line_start)
 
     class CountedOpening(Opening):
         __slots__ = ()
