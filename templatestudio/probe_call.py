@@ -93,16 +93,16 @@ def template_variables(tools: list | None) -> dict:
     (a prompt rendered at 23:59 is no longer a prefix of a turn rendered at
     00:00), and the probe's cut lands in the system prompt.
     """
-    functions = _functions_text(json.dumps(tools)) if tools else ""
+    functions = _functions_text(json.dumps([tool["function"] for tool in tools])) if tools else ""
     return {"functions": functions, "datetime": _PROBE_DATE[0], "date_string": _PROBE_DATE[1],
             "strftime_now": _probe_strftime_now}
 
 
 @functools.lru_cache(maxsize=64)
-def _functions_text(tools_json: str) -> str:
-    # Keyed by the tools' compact JSON (the C encoder's): the probe renders a dozen times with the
-    # same tools, and the indented text is written by json's Python encoder, ten times slower.
-    return json.dumps([tool["function"] for tool in json.loads(tools_json)], indent=4)
+def _functions_text(functions_json: str) -> str:
+    # Keyed by the functions' JSON written by the C encoder (no indent): the probe renders a dozen
+    # times with the same tools, and indented JSON is written by json's Python encoder, ten times slower.
+    return json.dumps(json.loads(functions_json), indent=4)
 
 
 class Content(Enum):
