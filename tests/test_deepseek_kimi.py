@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from templatestudio import corpus, probe, probe_turn
+from templatestudio import corpus, probe
 from templatestudio.calls import ParsedToolCall, UnparsedToolCall
 from templatestudio.engine import read_events
 from templatestudio.events import ToolCallEvent
@@ -152,9 +152,8 @@ def render_reply(template: ChatTemplate, found: probe.TemplateProbe, turn: list[
         call["function"] = {"name": f"tool_{number}", "arguments": json.dumps(arguments) if as_string else arguments}
         message["tool_calls"].append(call)
     tools = [probe.PROBE_TOOL] if found.with_tools else None
-    prompt, with_call = probe._render(template, message, tools)
-    added = with_call[probe_turn.call_turn_start(prompt, with_call):]
-    return prompt, probe_turn.cut_turn(added, probe_turn.turn_end(template, tools))
+    prompt, _, wire = probe.render_call_turn(template, message, tools)
+    return prompt, wire
 
 
 @needs_corpus
