@@ -76,14 +76,6 @@ class Candidate:
         return cut.match(buffer, self.anchor, end) is not None
 
 
-def _turn_ends(fmt: Format) -> tuple[str, ...]:
-    return (*fmt.wire.stop_tokens, *fmt.wire.framing)
-
-
-def _inner_markup(fmt: Format) -> tuple[str, ...]:
-    return fmt.wire.inner_literals
-
-
 class Opening:
     """The decision at one literal: the openers it may start, tried in order.
 
@@ -259,12 +251,12 @@ class Opening:
             inner = found.group()
             # The format whose stop token or framing (``watch_tables``), else whose inner markup, ends the
             # look: a turn end first, as an inner literal (qwen-xml's ``>``) may end one (``<|eot_id|>``).
-            self.chosen = next(((fmt, opener) for ends in (_turn_ends, _inner_markup) for fmt, opener in self.pairs
-                                if fmt.wire is not None and any(inner.endswith(item) for item in ends(fmt))),
-                               self.pairs[0])
+            declared = [pair for pair in self.pairs if pair[0].wire is not None]
+            self.chosen = next((pair for pair in declared if inner.endswith(pair[0].wire.turn_ends)), None) or next(
+                (pair for pair in declared if inner.endswith(pair[0].wire.inner_literals)), self.pairs[0])
             wire = self.chosen[0].wire
             rest = inner[len(self.pairs[0][1].literal) :].lstrip(" \t\r\n")
-            self.ended = wire is not None and rest in (*wire.stop_tokens, *wire.framing)
+            self.ended = wire is not None and rest in wire.turn_ends
             return Decision.MALFORMED, work
         return (Decision.PROSE if settled else Decision.WAITS), work
 

@@ -262,7 +262,7 @@ def _cut_by(pair: Pair, *, from_start: bool = False, line_start: bool = False) -
 
 def _turn_ends(literal: str, pairs: list[Pair]) -> tuple[str, ...]:
     """The stop tokens and framing of the formats literal opens, longest first (none when literal is one)."""
-    ends = {token for fmt, _ in pairs if fmt.wire is not None for token in (*fmt.wire.stop_tokens, *fmt.wire.framing)}
+    ends = {token for fmt, _ in pairs if fmt.wire is not None for token in fmt.wire.turn_ends}
     return () if literal in ends else tuple(sorted(ends, key=lambda token: (-len(token), token)))
 
 

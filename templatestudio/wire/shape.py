@@ -142,6 +142,11 @@ class WireShape:
         return tuple(dict.fromkeys(item for item in found if item))
 
     @property
+    def turn_ends(self) -> tuple[str, ...]:
+        """What ends the turn or the message where it stands: the stop tokens, then the framing."""
+        return (*self.stop_tokens, *self.framing)
+
+    @property
     def name_open(self) -> str:
         """What the writer writes right before a call's name (``call:``, ``<invoke name="``); empty for a JSON key."""
         return self.name.open if isinstance(self.name, (NameBetween, Invoke)) else ""
